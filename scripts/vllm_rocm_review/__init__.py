@@ -1,0 +1,1 @@
+"""Shared code for the vllm-rocm-pr-review skill scripts."""

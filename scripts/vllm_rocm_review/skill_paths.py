@@ -1,0 +1,17 @@
+"""Where the skill bundle's files live, relative to the skill directory.
+
+The package sits in ``scripts/vllm_rocm_review/``, so the skill directory is two
+levels up. Every default path in the scripts is derived from here, which keeps
+the bundle relocatable (copy or symlink it anywhere).
+"""
+
+from pathlib import Path
+
+SKILL_DIR = Path(__file__).resolve().parents[2]
+REFERENCES_DIR = SKILL_DIR / "references"
+UPSTREAM_DIR = REFERENCES_DIR / "upstream"
+OUTPUTS_DIR = SKILL_DIR / "outputs"
+SURFACE_YAML = REFERENCES_DIR / "rocm-surface.yaml"
+RULES_CATALOG = REFERENCES_DIR / "vllm-rocm-review-rules.md"
+EXAMPLE_REPORT = REFERENCES_DIR / "example-report.md"
+EXAMPLE_PR = SKILL_DIR / "examples" / "example-pr.json"
