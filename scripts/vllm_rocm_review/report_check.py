@@ -1,0 +1,641 @@
+"""Check a review report against the seed's Step 8 contract (see report_format.py).
+
+The report is parsed once into a ParsedReport; each check is a pure function of that
+structure returning Findings. check_report() runs them all. Checks and codes:
+
+  HEADER-TITLE, HEADER-FIELD, HEADER-MISMATCH   title line and blockquote fields (vs the PR)
+  SECTION-MISSING, SECTION-ORDER, SECTION-HEADING, SECTION-EXTRA   the five numbered sections
+  FINDINGS-EMPTY, NO-FINDINGS-UNSTATED          section 3 only when there are findings
+  SUMMARY-TABLE-MISSING, SUMMARY-TABLE-ROW, SUMMARY-TABLE-COUNT   意见类型 × 数量 vs findings
+  FINDING-FORMAT, FINDING-TYPE, FINDING-TAG, FINDING-BULLETS, FINDING-ACTION, FINDING-ORDER
+  RED-NO-TRIGGER                                every 🔴 names a shape/dtype/arch/config/env/model
+  VERDICT-MISSING, VERDICT-MISMATCH             verdict follows from the severities present
+  RULE-ID-LEAK, PLACEHOLDER, LENGTH, LANGUAGE   errors
+  FINDING-COUNT, UNKNOWN-PATH                   warnings (do not fail the check)
+"""
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from . import report_format as fmt
+
+LEVEL_ERROR = "error"
+LEVEL_WARNING = "warning"
+
+# Prose counts as Chinese when CJK characters make up at least this share of CJK characters
+# plus Latin words (one Chinese character is roughly one morpheme, one English word one word).
+# Measured: fluent Chinese review prose ~0.9, jargon-heavy Chinese with English nouns in every
+# clause ~0.55, English prose 0.0 (contract labels are not counted). English reports (--lang en)
+# must stay at or under the second threshold.
+MIN_CJK_SHARE_ZH = 0.3
+MAX_CJK_SHARE_EN = 0.2
+MIN_PROSE_UNITS = 30
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+H2 = re.compile(r"^##\s+(.*?)\s*#*\s*$")
+NUMBERED_TITLE = re.compile(r"^(\d+)\.\s*(.*)$")
+TITLE_LINE = re.compile(r"^# PR #(\d+): (.+)$")
+HEADER_PAIR = re.compile(r"\*\*([^*]+?)\*\*\s*[:：]\s*(.*?)\s*(?=\|\s*\*\*|$)")
+FIELD_FORMATS = {
+    "Author": r"@[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\[bot\])?",
+    "State": "|".join(fmt.STATES),
+    "Date": r"\d{4}-\d{2}-\d{2}",
+    "Branch": r"`[^`]+` → `[^`]+`",
+    "Labels": r"\S.*",
+    "Changes": r"\+\d+ -\d+ lines across \d+ files",
+    fmt.RELEVANCE_FIELD: "|".join(fmt.RELEVANCE_LABELS.values()),
+}
+SEVERITY_ALTERNATION = "🔴|⚠️|📝"
+FINDING_START = re.compile(rf"^\s*(?:#{{1,6}}\s+|[-*+]\s+)?(?:\*\*)?\s*({SEVERITY_ALTERNATION})")
+# The heading's shape; which 类型 and which tag are checked separately (FINDING-TYPE / -TAG).
+FINDING_CANONICAL = re.compile(rf"^\*\*({SEVERITY_ALTERNATION})【[^】]*】.+?\*\*(?:\s+`?\[[^\]]+\]`?)?\s*$")
+TYPE_BRACKETS = re.compile(r"【([^】]*)】")
+BULLET = re.compile(r"^\s*[-*+]\s+\*\*\s*(" + "|".join(fmt.BULLET_LABELS) + r")\s*[:：]?\s*\*\*\s*[:：]?\s*(.*)$")
+TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+INLINE_CODE = re.compile(r"`[^`]*`")
+URL = re.compile(r"https?://\S+")
+LINK_TARGET = re.compile(r"\]\([^)]*\)")
+PATH_TOKEN = re.compile(r"(?<![A-Za-z0-9_/.:-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+)(?![A-Za-z0-9_./*{}-])")
+FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9_]*$")
+EXTENSIONLESS_FILES = ("Dockerfile", "CODEOWNERS", "Makefile", "CMakeLists.txt", "LICENSE")
+RULE_ID = re.compile(r"(?<![A-Za-z0-9_])(?:[ABCDEFGPV][1-9][a-z]?|HK[0-9]?)(?![A-Za-z0-9_])")
+# "vLLM V1", "DeepSeek V3", "V3.2", "V1 引擎" are versions, not rule IDs.
+VERSION_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9.]*[ -]?$")
+VERSION_AFTER = re.compile(r"^(?:\.\d|\s*(?:engine|引擎|架构|调度))", re.IGNORECASE)
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+# Fixed contract tokens carry no signal about the prose language.
+CONTRACT_TOKENS = re.compile(
+    "|".join(re.escape(token) for token in (
+        *(f"**{label}**" for label in fmt.BULLET_LABELS), *fmt.VERIFICATION_TAGS,
+        *(f"【{kind}】" for kind in fmt.FINDING_TYPES), *fmt.SEVERITY_NAMES.values(), *fmt.VERDICTS,
+    ))
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One contract violation: where it is, a stable code, what is wrong and how to fix it."""
+
+    level: str
+    line: int
+    code: str
+    message: str
+    fix: str
+
+    def render(self, report_name):
+        return f"{report_name}:{self.line}: {self.level} {self.code}: {self.message} — fix: {self.fix}"
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class Section:
+    number: int | None
+    heading: str
+    line: int
+    body: list = field(default_factory=list)  # (line number, text) pairs outside code fences
+
+
+@dataclass
+class ReviewFinding:
+    line: int
+    heading: str
+    severity: str
+    canonical: bool
+    types: list
+    tags: list
+    bullets: dict  # label -> (line, text including continuation lines)
+    body: list  # (line number, text) of the heading and everything under it
+
+
+@dataclass
+class SummaryRow:
+    line: int
+    key: str
+    cells: list
+
+
+@dataclass
+class SummaryTable:
+    line: int
+    header: list
+    rows: list
+
+
+@dataclass
+class ParsedReport:
+    lines: list
+    header: list  # (line number, text) before the first H2
+    sections: list
+    findings: list
+    summary_table: SummaryTable | None
+
+    def section(self, number):
+        return next((section for section in self.sections if section.number == number), None)
+
+
+def parse_report(text):
+    """Split the report into header, sections, findings and the summary table (one pass)."""
+    lines = text.splitlines()
+    prose = []
+    in_fence = False
+    for number, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            prose.append((number, normalize_emoji(line)))
+    header, sections = [], []
+    for number, line in prose:
+        heading = H2.match(line)
+        if heading:
+            title = heading.group(1)
+            numbered = NUMBERED_TITLE.match(title)
+            sections.append(Section(int(numbered.group(1)) if numbered else None, f"## {title}", number))
+        elif sections:
+            sections[-1].body.append((number, line))
+        else:
+            header.append((number, line))
+    findings_section = next((s for s in sections if s.number == fmt.FINDINGS_SECTION), None)
+    findings, table = parse_findings_section(findings_section.body if findings_section else [])
+    return ParsedReport(lines, header, sections, findings, table)
+
+
+def normalize_emoji(line):
+    """Treat a bare ⚠ (no variation selector) as ⚠️."""
+    return re.sub("⚠(?!\ufe0f)", "⚠️", line)
+
+
+def parse_findings_section(body):
+    findings = []
+    table_lines = []
+    for number, line in body:
+        start = FINDING_START.match(line)
+        if start and ("【" in line or any(tag in line for tag in fmt.VERIFICATION_TAGS)):
+            canonical = FINDING_CANONICAL.match(line.strip())
+            findings.append(ReviewFinding(
+                line=number, heading=line.strip(), severity=start.group(1), canonical=bool(canonical),
+                types=TYPE_BRACKETS.findall(line),
+                tags=[tag for tag in fmt.VERIFICATION_TAGS if tag in line],
+                bullets={}, body=[(number, line)],
+            ))
+        elif findings:
+            findings[-1].body.append((number, line))
+        elif line.lstrip().startswith("|"):
+            table_lines.append((number, line))
+    for finding in findings:
+        finding.bullets = parse_bullets(finding.body[1:])
+    return findings, parse_table(table_lines)
+
+
+def parse_bullets(body):
+    bullets = {}
+    current = None
+    for number, line in body:
+        match = BULLET.match(line)
+        if match:
+            current = match.group(1)
+            bullets.setdefault(current, (number, match.group(2).strip()))
+        elif current and line.strip() and not line.lstrip().startswith("|"):
+            start, text = bullets[current]
+            bullets[current] = (start, f"{text} {line.strip()}".strip())
+        elif not line.strip():
+            current = None
+    return bullets
+
+
+def parse_table(table_lines):
+    """The first table: header cells and data rows (the separator row dropped)."""
+    if not table_lines:
+        return None
+    first = table_lines[0][0]
+    contiguous = [table_lines[0]]
+    for number, line in table_lines[1:]:
+        if number != contiguous[-1][0] + 1:
+            break
+        contiguous.append((number, line))
+    header = split_cells(contiguous[0][1])
+    rows = [SummaryRow(number, cells[0] if cells else "", cells)
+            for number, line in contiguous[1:] if not TABLE_SEPARATOR.match(line.strip())
+            for cells in [split_cells(line)]]
+    return SummaryTable(first, header, rows)
+
+
+def split_cells(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+# --- checks ------------------------------------------------------------------
+
+def check_report(text, pr_document=None, lang="zh", vllm_paths=None):
+    """All violations of the report contract, sorted by line (errors before warnings on a line)."""
+    parsed = parse_report(text)
+    found = [
+        *check_placeholders(parsed),
+        *check_header(parsed, fmt.expected_header(pr_document) if pr_document else None),
+        *check_sections(parsed),
+        *check_summary_table(parsed),
+        *check_findings(parsed, lang),
+        *check_verdict(parsed),
+        *check_rule_id_leaks(parsed),
+        *check_length(parsed),
+        *check_language(parsed, lang),
+    ]
+    if pr_document is not None:
+        found.extend(check_paths(parsed, known_paths(pr_document, vllm_paths), tree_saved=vllm_paths is not None))
+    return sorted(found, key=lambda item: (item.line, item.level != LEVEL_ERROR, item.code))
+
+
+def check_placeholders(parsed):
+    return [
+        Finding(LEVEL_ERROR, number, "PLACEHOLDER", f"scaffold placeholder {fmt.PLACEHOLDER} left in the report",
+                "replace it with the finished text or delete the line")
+        for number, line in enumerate(parsed.lines, 1) if fmt.PLACEHOLDER in line
+    ]
+
+
+def check_header(parsed, expected=None):
+    found = []
+    nonblank = [(number, line) for number, line in parsed.header if line.strip()]
+    title_number, title = nonblank[0] if nonblank else (1, "")
+    title_match = TITLE_LINE.match(title.strip())
+    if not title_match:
+        found.append(Finding(LEVEL_ERROR, title_number, "HEADER-TITLE", "the report does not start with '# PR #<N>: <Title>'",
+                             "make the first line '# PR #<number>: <PR title>'"))
+    elif expected and title.strip() != expected["Title"]:
+        found.append(Finding(LEVEL_ERROR, title_number, "HEADER-MISMATCH", f"title line differs from the PR: {title.strip()!r}",
+                             f"write {expected['Title']!r}"))
+    fields = {}
+    for number, line in nonblank[1:]:
+        if line.lstrip().startswith(">"):
+            for name, value in HEADER_PAIR.findall(line.lstrip()[1:]):
+                fields.setdefault(name.strip(), (number, value.strip()))
+    last_line = nonblank[-1][0] if nonblank else 1
+    for name in fmt.HEADER_FIELDS:
+        if name not in fields:
+            found.append(Finding(LEVEL_ERROR, last_line, "HEADER-FIELD", f"header field **{name}** is missing",
+                                 f"add '**{name}**: …' to the header blockquote, laid out as in the seed"))
+            continue
+        number, value = fields[name]
+        if not re.fullmatch(FIELD_FORMATS[name], value):
+            found.append(Finding(LEVEL_ERROR, number, "HEADER-FIELD", f"**{name}** value {value!r} is malformed",
+                                 f"write it as {field_example(name)}"))
+        elif expected and name in expected and value != expected[name]:
+            found.append(Finding(LEVEL_ERROR, number, "HEADER-MISMATCH",
+                                 f"**{name}** is {value!r} but the PR says {expected[name]!r}",
+                                 f"write **{name}**: {expected[name]}"))
+    return found
+
+
+def field_example(name):
+    examples = {
+        "Author": "@login", "State": " / ".join(fmt.STATES), "Date": "YYYY-MM-DD (created_at, UTC)",
+        "Branch": "`head` → `base`", "Labels": f"names joined by ', ' or {fmt.NO_LABELS}",
+        "Changes": "'+X -Y lines across N files'", fmt.RELEVANCE_FIELD: " / ".join(fmt.RELEVANCE_LABELS.values()),
+    }
+    return examples[name]
+
+
+def check_sections(parsed):
+    found = []
+    seen = {}
+    for section in parsed.sections:
+        known = section.number in range(1, len(fmt.SECTION_HEADINGS) + 1)
+        if not known:
+            found.append(Finding(LEVEL_ERROR, section.line, "SECTION-EXTRA", f"unexpected section {section.heading!r}",
+                                 "fold its content into one of the five numbered sections and remove the heading"))
+            continue
+        expected = fmt.SECTION_HEADINGS[section.number - 1]
+        if section.number in seen:
+            found.append(Finding(LEVEL_ERROR, section.line, "SECTION-EXTRA",
+                                 f"section {section.number} appears twice (first at line {seen[section.number]})",
+                                 "merge the two into one section"))
+            continue
+        seen[section.number] = section.line
+        if section.heading != expected:
+            found.append(Finding(LEVEL_ERROR, section.line, "SECTION-HEADING", f"heading {section.heading!r} is not the contract's",
+                                 f"write exactly {expected!r}"))
+    numbers_in_order = [s.number for s in parsed.sections if s.number in seen and seen[s.number] == s.line]
+    for previous, section in zip(numbers_in_order, numbers_in_order[1:]):
+        if section < previous:
+            found.append(Finding(LEVEL_ERROR, seen[section], "SECTION-ORDER",
+                                 f"section {section} comes after section {previous}", "put sections 1 to 5 in order"))
+            break
+    end_line = len(parsed.lines) or 1
+    for number, heading in enumerate(fmt.SECTION_HEADINGS, 1):
+        if number in seen or number == fmt.FINDINGS_SECTION:
+            continue
+        later = [line for n, line in seen.items() if n > number]
+        found.append(Finding(LEVEL_ERROR, min(later) if later else end_line, "SECTION-MISSING",
+                             f"section {number} is missing", f"add {heading!r} here"))
+    findings_section = parsed.section(fmt.FINDINGS_SECTION)
+    if findings_section and not parsed.findings:
+        found.append(Finding(LEVEL_ERROR, findings_section.line, "FINDINGS-EMPTY", "section 3 has no findings",
+                             "when there are no findings, omit section 3 entirely and say so in 结论"))
+    verdict_section = parsed.section(fmt.VERDICT_SECTION)
+    if not findings_section and verdict_section:
+        text = "\n".join(line for _, line in verdict_section.body)
+        if not any(re.search(pattern, text, re.IGNORECASE) for pattern in fmt.NO_FINDINGS_PATTERNS):
+            found.append(Finding(LEVEL_ERROR, verdict_section.line, "NO-FINDINGS-UNSTATED",
+                                 "section 3 is omitted but 结论 does not say there are no findings",
+                                 f"add a sentence such as '{fmt.NO_FINDINGS_SENTENCE}'"))
+    return found
+
+
+def check_summary_table(parsed):
+    if not parsed.findings:
+        return []
+    table = parsed.summary_table
+    first_finding = parsed.findings[0].line
+    if table is None:
+        return [Finding(LEVEL_ERROR, first_finding, "SUMMARY-TABLE-MISSING", "no 意见类型 × 数量 table before the first finding",
+                        "put the summary table (| 意见类型 | 数量 | with one row per severity) before the findings")]
+    severity_columns = {index: sev for index, cell in enumerate(table.header) for sev in fmt.SEVERITIES if sev in cell}
+    if len(severity_columns) >= 2:
+        return check_matrix_table(table, severity_columns, parsed.findings)
+    count_index = next((index for index, cell in enumerate(table.header) if cell in fmt.COUNT_COLUMN_NAMES), None)
+    if count_index is None:
+        return [Finding(LEVEL_ERROR, table.line, "SUMMARY-TABLE-MISSING", "the summary table has no 数量 column",
+                        "use the header '| 意见类型 | 数量 |'")]
+    found = []
+    claims = {"severity": {}, "type": {}}
+    for row in table.rows:
+        kind, key = classify_row_key(row.key)
+        count = parse_count(row.cells, count_index)
+        if kind is None or count is None:
+            found.append(Finding(LEVEL_ERROR, row.line, "SUMMARY-TABLE-ROW",
+                                 f"row {row.key!r} is not a severity, a 类型 or a total with a number",
+                                 "label rows '🔴 必须修复' / '⚠️ 建议修复' / '📝 建议/备注' (or a 类型) and give an integer count"))
+        elif kind == "total":
+            if count != len(parsed.findings):
+                found.append(count_mismatch(row.line, row.key, count, len(parsed.findings)))
+        else:
+            claims[kind][key] = (row.line, count)
+    actual = {
+        "severity": count_by(finding.severity for finding in parsed.findings),
+        "type": count_by(finding.types[0] for finding in parsed.findings if finding.types),
+    }
+    for kind in ("severity", "type"):
+        if not claims[kind]:
+            continue
+        for key in sorted(set(claims[kind]) | set(actual[kind])):
+            line, claimed = claims[kind].get(key, (table.line, 0))
+            if claimed != actual[kind].get(key, 0):
+                found.append(count_mismatch(line, key, claimed, actual[kind].get(key, 0)))
+    if not claims["severity"] and not claims["type"] and not found:
+        found.append(Finding(LEVEL_ERROR, table.line, "SUMMARY-TABLE-ROW", "the summary table has no severity or 类型 rows",
+                             "add one row per severity: 🔴 必须修复 / ⚠️ 建议修复 / 📝 建议/备注"))
+    return found
+
+
+def check_matrix_table(table, severity_columns, findings):
+    """A 类型 × severity table: each cell counts findings of that 类型 and severity."""
+    found = []
+    actual = count_by((finding.types[0] if finding.types else "", finding.severity) for finding in findings)
+    claimed_types = set()
+    for row in table.rows:
+        kind, key = classify_row_key(row.key)
+        if kind == "total":
+            continue
+        if kind != "type":
+            found.append(Finding(LEVEL_ERROR, row.line, "SUMMARY-TABLE-ROW", f"row {row.key!r} is not a 类型",
+                                 f"label each row with one of: {'、'.join(fmt.FINDING_TYPES)}"))
+            continue
+        claimed_types.add(key)
+        for index, severity in severity_columns.items():
+            count = parse_count(row.cells, index)
+            if count != actual.get((key, severity), 0):
+                found.append(count_mismatch(row.line, f"{key} × {severity}", count, actual.get((key, severity), 0)))
+    for kind, severity in sorted(actual):
+        if kind not in claimed_types:
+            found.append(count_mismatch(table.line, f"{kind} × {severity}", 0, actual[(kind, severity)]))
+    return found
+
+
+def classify_row_key(key):
+    for severity in fmt.SEVERITIES:
+        if severity in normalize_emoji(key):
+            return "severity", severity
+    bare = key.strip("*【】 ")
+    if bare in fmt.FINDING_TYPES:
+        return "type", bare
+    if bare in fmt.TOTAL_ROW_NAMES:
+        return "total", bare
+    return None, None
+
+
+def parse_count(cells, index):
+    if index >= len(cells):
+        return None
+    cell = cells[index].strip("* ")
+    return int(cell) if cell.isdigit() else None
+
+
+def count_by(keys):
+    counts = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def count_mismatch(line, key, claimed, actual):
+    return Finding(LEVEL_ERROR, line, "SUMMARY-TABLE-COUNT", f"the table says {key}: {claimed}, but section 3 has {actual}",
+                   f"set the count to {actual} (or add/remove findings so they agree)")
+
+
+def check_findings(parsed, lang):
+    found = []
+    phrases = fmt.ACTION_PHRASES + (fmt.ACTION_PHRASES_EN if lang == "en" else ())
+    worst_so_far = 0
+    for finding in parsed.findings:
+        rank = fmt.SEVERITIES.index(finding.severity)
+        if rank < worst_so_far:
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-ORDER",
+                                 f"this {finding.severity} finding comes after a {fmt.SEVERITIES[worst_so_far]} one",
+                                 "sort findings 🔴 first, then ⚠️, then 📝"))
+        worst_so_far = max(worst_so_far, rank)
+        if not finding.canonical:
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-FORMAT", "finding heading is not in the contract's form",
+                                 "write it on one line as "
+                                 + fmt.FINDING_TEMPLATE.format(severity="🔴", type="类型", title="标题", tag="[已验证]")))
+        if len(finding.types) != 1 or finding.types[0] not in fmt.FINDING_TYPES:
+            shown = "、".join(finding.types) or "none"
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-TYPE", f"类型 {shown} is not one allowed 类型",
+                                 f"use exactly one of 【{'】【'.join(fmt.FINDING_TYPES)}】"))
+        if len(finding.tags) != 1:
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-TAG",
+                                 "the finding needs exactly one verification tag",
+                                 "end the heading with `[已验证]` (you checked the code) or `[推测]` (you infer it)"))
+        missing = [label for label in fmt.BULLET_LABELS if not finding.bullets.get(label, (0, ""))[1]]
+        if missing:
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-BULLETS",
+                                 f"the finding lacks the {' / '.join(missing)} bullet(s)",
+                                 "give it three bullets: "
+                                 + " ".join(fmt.BULLET_TEMPLATE.format(label=label, text="…") for label in fmt.BULLET_LABELS)))
+        elif [label for label, _ in sorted(finding.bullets.items(), key=lambda item: item[1][0])] != list(fmt.BULLET_LABELS):
+            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-BULLETS", "bullets are not in the order 问题, 影响, 行动",
+                                 "reorder them: 问题, then 影响, then 行动"))
+        action = finding.bullets.get("行动")
+        if action and action[1] and not any(phrase in action[1] for phrase in phrases):
+            found.append(Finding(LEVEL_ERROR, action[0], "FINDING-ACTION", "行动 does not say who should do what",
+                                 f"phrase it with {' / '.join(p + '…' for p in phrases)}"))
+        if finding.severity == "🔴" and not names_trigger(finding):
+            found.append(Finding(LEVEL_ERROR, finding.line, "RED-NO-TRIGGER",
+                                 "this 🔴 finding names no concrete triggering input",
+                                 "name the shape, dtype, arch, config, env setting or model that triggers it, "
+                                 "or downgrade it to ⚠️"))
+    count = len(parsed.findings)
+    low, high = fmt.RECOMMENDED_FINDINGS
+    section = parsed.section(fmt.FINDINGS_SECTION)
+    if count and not low <= count <= high:
+        found.append(Finding(LEVEL_WARNING, section.line, "FINDING-COUNT", f"{count} findings; the target is {low} to {high}",
+                             "merge minor findings or drop the weakest" if count > high else
+                             "check for blind spots, but do not invent findings"))
+    return found
+
+
+def names_trigger(finding):
+    text = " ".join(line for _, line in finding.body)
+    text = PATH_TOKEN.sub(" ", URL.sub(" ", text))
+    return any(regex.search(text) for regex in fmt.TRIGGER_REGEXES.values())
+
+
+def check_verdict(parsed):
+    section = parsed.section(fmt.VERDICT_SECTION)
+    if section is None:
+        return []
+    verdict = None
+    for number, line in section.body:
+        positions = [(line.find(v), v) for v in fmt.VERDICTS if v in line]
+        if positions:
+            verdict = (number, min(positions)[1])
+            break
+    if verdict is None:
+        return [Finding(LEVEL_ERROR, section.line, "VERDICT-MISSING", "结论 gives no verdict",
+                        f"start 结论 with one of {' / '.join(fmt.VERDICTS)} and a 1–2 sentence rationale")]
+    line, given = verdict
+    severities = [finding.severity for finding in parsed.findings]
+    expected = fmt.verdict_for(severities)
+    if given == expected:
+        return []
+    reasons = {
+        "🔴 BLOCK": "there is a 🔴 finding, which means 必须修复",
+        "⚠️ NEEDS WORK": "there is a ⚠️ finding and no 🔴 one",
+        "✅ LGTM": "there is no 🔴 or ⚠️ finding",
+    }
+    if given == "🔴 BLOCK":
+        fix = f"write {expected}, or add the 🔴 finding (with its triggering input) that justifies a block"
+    elif expected == "🔴 BLOCK":
+        fix = "write 🔴 BLOCK, or downgrade the 🔴 finding to ⚠️ if you cannot name its triggering input"
+    else:
+        fix = f"write {expected}"
+    return [Finding(LEVEL_ERROR, line, "VERDICT-MISMATCH", f"verdict is {given} but {reasons[expected]}", fix)]
+
+
+def check_rule_id_leaks(parsed):
+    """Rule IDs in the sections' text; the header is PR metadata (a title may say anything)."""
+    found = []
+    for number, line in (item for section in parsed.sections for item in section.body):
+        for rule_id in rule_ids_in(line):
+            found.append(Finding(LEVEL_ERROR, number, "RULE-ID-LEAK", f"internal rule ID {rule_id!r} appears in the report",
+                                 "describe the concern in words; rule IDs stay inside the skill"))
+    return found
+
+
+def rule_ids_in(line):
+    """Rule-ID tokens in prose; code spans count only when they hold nothing but an ID."""
+    hits = []
+    for span in INLINE_CODE.finditer(line):
+        inner = span.group(0).strip("`").strip()
+        if RULE_ID.fullmatch(inner):
+            hits.append(inner)
+    prose = INLINE_CODE.sub(lambda m: " " * len(m.group(0)), URL.sub(lambda m: " " * len(m.group(0)), line))
+    for match in RULE_ID.finditer(prose):
+        token = match.group(0)
+        if token.startswith("V") and (VERSION_BEFORE.search(prose[:match.start()])
+                                      or VERSION_AFTER.match(prose[match.end():])):
+            continue
+        hits.append(token)
+    return hits
+
+
+def check_length(parsed):
+    if len(parsed.lines) <= fmt.MAX_LINES:
+        return []
+    return [Finding(LEVEL_ERROR, fmt.MAX_LINES + 1, "LENGTH", f"the report has {len(parsed.lines)} lines (limit {fmt.MAX_LINES})",
+                    "shorten the change summary and merge or drop minor findings")]
+
+
+def check_language(parsed, lang):
+    cjk, words = prose_language_units(parsed)
+    if cjk + words < MIN_PROSE_UNITS:
+        return []
+    share = cjk / (cjk + words)
+    first_line = parsed.sections[0].line if parsed.sections else 1
+    if lang == "zh" and share < MIN_CJK_SHARE_ZH:
+        return [Finding(LEVEL_ERROR, first_line, "LANGUAGE",
+                        f"prose is {share:.0%} Chinese (needs ≥ {MIN_CJK_SHARE_ZH:.0%})",
+                        "write the prose in Simplified Chinese, or pass --lang en if the user asked for English")]
+    if lang == "en" and share > MAX_CJK_SHARE_EN:
+        return [Finding(LEVEL_ERROR, first_line, "LANGUAGE",
+                        f"prose is {share:.0%} Chinese but --lang en was given (allowed ≤ {MAX_CJK_SHARE_EN:.0%})",
+                        "write the prose in English, keeping only the contract's labels in Chinese")]
+    return []
+
+
+def prose_language_units(parsed):
+    """(CJK characters, Latin words) in prose: no header, headings, tables, code, URLs, paths or labels."""
+    cjk = words = 0
+    for section in parsed.sections:
+        for _, line in section.body:
+            if line.lstrip().startswith(("|", "#")):
+                continue
+            text = CONTRACT_TOKENS.sub(" ", line)
+            text = PATH_TOKEN.sub(" ", INLINE_CODE.sub(" ", LINK_TARGET.sub("]", URL.sub(" ", text))))
+            cjk += len(CJK.findall(text))
+            words += len(LATIN_WORD.findall(text))
+    return cjk, words
+
+
+def known_paths(pr_document, vllm_paths=None):
+    """Every path a finding may cite: the PR's files (old names too) and the saved vLLM tree."""
+    paths = set(vllm_paths or ())
+    for item in pr_document.get("files") or []:
+        paths.add(item["filename"])
+        if item.get("previous_filename"):
+            paths.add(item["previous_filename"])
+    suffixes = set()
+    for path in paths:
+        parts = path.split("/")
+        suffixes.update("/".join(parts[index:]) for index in range(len(parts)))
+    return suffixes
+
+
+def check_paths(parsed, known, tree_saved=True):
+    """Warn (once per path) about file paths cited in findings that exist neither in the PR nor in vLLM."""
+    where = "is neither in the PR's files nor in the saved vLLM tree" if tree_saved else \
+        "is not in the PR's files, and no vLLM tree is saved to check it against"
+    fix = "cite the real path (check the diff or vLLM main)" + \
+        ("" if tree_saved else "; run scripts/update_skill.py to save the vLLM tree")
+    found = []
+    reported = set()
+    for finding in parsed.findings:
+        for number, line in finding.body:
+            for cited in cited_paths(line):
+                if cited not in known and cited not in reported:
+                    reported.add(cited)
+                    found.append(Finding(LEVEL_WARNING, number, "UNKNOWN-PATH",
+                                         f"{cited} {where}", fix))
+    return found
+
+
+def cited_paths(line):
+    paths = []
+    for match in PATH_TOKEN.finditer(URL.sub(" ", line)):
+        path = match.group(1).removeprefix("./").rstrip(".")
+        name = path.rsplit("/", 1)[-1]
+        if FILE_SUFFIX.search(name) or name.startswith(EXTENSIONLESS_FILES):
+            paths.append(path)
+    return paths
