@@ -1,5 +1,16 @@
-"""Load and validate references/rocm-surface.yaml, the single source of machine-readable facts."""
+"""Load and validate references/rocm-surface.yaml, the single source of machine-readable facts.
 
+This module checks the shape of the knowledge sections (markers, paths, tiers, PR types,
+judgment rules, mori API) and of ``upstream_sources``; triage_config.py checks the two
+sections triage owns. It also holds the few helpers every consumer needs to read paths
+the same way: a path containing ``*``, ``?`` or ``[`` is a glob matched with
+``fnmatch.fnmatchcase``, so ``*`` also crosses ``/`` (``**`` adds nothing) and matching
+is case-sensitive, like repository paths.
+"""
+
+import fnmatch
+import functools
+import re
 from pathlib import Path
 
 import yaml
@@ -8,6 +19,7 @@ from .skill_paths import SURFACE_YAML
 
 TOP_LEVEL_TYPES = {
     "schema_version": int,
+    "rule_ids": list,
     "markers": dict,
     "known_paths": list,
     "shared_surface": list,
@@ -22,6 +34,26 @@ TOP_LEVEL_TYPES = {
 }
 
 UPSTREAM_SOURCE_KEYS = {"name", "repo", "path", "ref", "kind", "target", "optional"}
+
+RULE_ID = re.compile(r"^(?:[A-GPV]\d+b?|HK)$")
+STRENGTHS = ("strong", "weak")
+TIERS = (1, 2, 3)
+GLOB_CHARACTERS = "*?["
+MARKER_KINDS = ("text", "path")
+MORI_MODULE = re.compile(r"^mori(?:\.[a-z_][a-z0-9_]*)*$")
+MORI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?$")
+
+MARKER_KEYS = {"id", "pattern", "strength", "why"}
+GUARD_KEYS = {"id", "pattern", "suppresses", "why"}
+KNOWN_PATH_KEYS = {"path", "why"}
+KNOWN_PATH_OPTIONAL = {"old", "moved_to"}
+SHARED_KEYS = {"path", "why"}
+SHARED_OPTIONAL = {"exclude"}
+TIER_KEYS = {"tier", "path", "why"}
+TUNING_KEYS = {"globs", "amd_device_pattern"}
+PR_TYPE_KEYS = {"id", "label", "rules"}
+PR_TYPE_OPTIONAL = {"paths", "text", "always"}
+JUDGMENT_KEYS = {"id", "why"}
 
 
 class SurfaceError(ValueError):
@@ -53,7 +85,310 @@ def validate_surface(data):
             problems.append(f"missing top-level key {key!r}")
         elif not isinstance(data[key], expected):
             problems.append(f"{key!r} must be a {expected.__name__}")
-    problems.extend(_validate_upstream_sources(data.get("upstream_sources") or []))
+    if problems:
+        return problems
+    rule_ids, rule_problems = _validate_rule_ids(data["rule_ids"])
+    problems.extend(rule_problems)
+    problems.extend(_validate_markers(data["markers"]))
+    problems.extend(_validate_known_paths(data["known_paths"]))
+    problems.extend(_validate_shared_surface(data["shared_surface"]))
+    problems.extend(_validate_backbone_tiers(data["backbone_tiers"]))
+    problems.extend(_validate_tuning_configs(data["tuning_configs"]))
+    problems.extend(_validate_pr_types(data["pr_types"], rule_ids))
+    problems.extend(_validate_judgment_rules(data["judgment_rules"], rule_ids))
+    problems.extend(_validate_reachability(data, rule_ids))
+    problems.extend(_validate_mori_api(data["mori_api"]))
+    problems.extend(_validate_upstream_sources(data["upstream_sources"]))
+    return problems
+
+
+# --- helpers other modules use ---------------------------------------------------------
+
+
+def is_glob(path):
+    """True when a surface path is a glob rather than one repository path."""
+    return any(character in path for character in GLOB_CHARACTERS)
+
+
+def glob_matches(pattern, paths):
+    """The paths that ``pattern`` names: fnmatch for globs (``*`` crosses ``/``), equality otherwise."""
+    if not is_glob(pattern):
+        return [path for path in paths if path == pattern]
+    return [path for path in paths if fnmatch.fnmatchcase(path, pattern)]
+
+
+def entry_matches(entry, path):
+    """Does a path-bearing surface entry name ``path``, after its ``exclude`` globs?"""
+    if not glob_matches(entry["path"], [path]):
+        return False
+    return not any(glob_matches(pattern, [path]) for pattern in entry.get("exclude") or [])
+
+
+def iter_surface_paths(surface):
+    """Yield ``(section, entry)`` for every path-bearing entry; tuning globs come as ``{"path": glob}``."""
+    for section in ("known_paths", "shared_surface", "backbone_tiers"):
+        for entry in surface.get(section) or []:
+            yield section, entry
+    for pattern in (surface.get("tuning_configs") or {}).get("globs") or []:
+        yield "tuning_configs", {"path": pattern}
+
+
+def check_surface_paths(surface, tree_paths):
+    """Problems of the surface's paths against one vLLM tree (a collection of repository paths).
+
+    A plain path must exist and a glob must match at least one path; an ``old: true`` entry
+    must NOT exist and its ``moved_to`` must; every ``exclude`` glob must still match something.
+    """
+    present = set(tree_paths)
+    problems = []
+    for section, entry in iter_surface_paths(surface):
+        path = entry["path"]
+        found = bool(glob_matches(path, present))
+        if entry.get("old"):
+            if found:
+                problems.append(f"{section}: old location {path} exists again in the tree")
+            moved_to = entry.get("moved_to")
+            if moved_to and not glob_matches(moved_to, present):
+                problems.append(f"{section}: {path} moved_to {moved_to}, which is not in the tree")
+        elif not found:
+            what = "matches no path" if is_glob(path) else "is not in the tree"
+            problems.append(f"{section}: {path} {what}")
+        for pattern in entry.get("exclude") or []:
+            if not glob_matches(pattern, present):
+                problems.append(f"{section}: {path} exclude {pattern} matches no path")
+    return problems
+
+
+def find_markers(surface, kind, text):
+    """The ``kind`` ("text" or "path") markers that match ``text``, minus those a matching guard suppresses."""
+    markers = surface["markers"]
+    suppressed = set()
+    for guard in markers.get("guards") or []:
+        if compile_pattern(guard["pattern"]).search(text):
+            suppressed.update(guard["suppresses"])
+    return [marker for marker in markers.get(kind) or []
+            if marker["id"] not in suppressed and compile_pattern(marker["pattern"]).search(text)]
+
+
+def is_rocm_tuning_config(surface, path):
+    """A tuning JSON counts as ROCm only when its file name names an AMD/Radeon device."""
+    tuning = surface["tuning_configs"]
+    if not any(glob_matches(pattern, [path]) for pattern in tuning["globs"]):
+        return False
+    return compile_pattern(tuning["amd_device_pattern"]).search(path.rsplit("/", 1)[-1]) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def compile_pattern(pattern):
+    """Surface patterns are Python regexes matched case-insensitively."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# --- section validators ------------------------------------------------------------------
+
+
+def _validate_rule_ids(rule_ids):
+    problems = []
+    for index, rule_id in enumerate(rule_ids):
+        if not isinstance(rule_id, str) or not RULE_ID.match(rule_id):
+            problems.append(f"rule_ids[{index}] {rule_id!r} is not a rule ID such as A1, D1b or HK")
+    seen = [rule_id for rule_id in rule_ids if isinstance(rule_id, str)]
+    for rule_id in sorted({rule_id for rule_id in seen if seen.count(rule_id) > 1}):
+        problems.append(f"rule_ids: {rule_id} is repeated")
+    return set(seen), problems
+
+
+def _validate_markers(markers):
+    problems = _unknown_keys("markers", markers, set(MARKER_KINDS) | {"guards"})
+    ids = set()
+    for kind in MARKER_KINDS:
+        items = markers.get(kind)
+        if not isinstance(items, list) or not items:
+            problems.append(f"markers.{kind} must be a non-empty list")
+            continue
+        for index, item in enumerate(items):
+            where = f"markers.{kind}[{index}]"
+            if not _is_entry(item, where, MARKER_KEYS, set(), problems):
+                continue
+            problems.extend(_id_problems(where, item["id"], ids))
+            problems.extend(_pattern_problems(where, item["pattern"]))
+            if item["strength"] not in STRENGTHS:
+                problems.append(f"{where}.strength must be one of {', '.join(STRENGTHS)}, not {item['strength']!r}")
+            problems.extend(_text_problems(where, "why", item["why"]))
+    guards = markers.get("guards")
+    if not isinstance(guards, list):
+        problems.append("markers.guards must be a list")
+        return problems
+    guard_ids = set()
+    for index, guard in enumerate(guards):
+        where = f"markers.guards[{index}]"
+        if not _is_entry(guard, where, GUARD_KEYS, set(), problems):
+            continue
+        problems.extend(_id_problems(where, guard["id"], guard_ids))
+        problems.extend(_pattern_problems(where, guard["pattern"]))
+        problems.extend(_text_problems(where, "why", guard["why"]))
+        suppresses = guard["suppresses"]
+        if not isinstance(suppresses, list) or not suppresses:
+            problems.append(f"{where}.suppresses must be a non-empty list of marker ids")
+            continue
+        for marker_id in suppresses:
+            if marker_id not in ids:
+                problems.append(f"{where}.suppresses names {marker_id!r}, which is no marker id")
+    return problems
+
+
+def _validate_known_paths(entries):
+    problems = []
+    for index, entry in enumerate(entries):
+        where = f"known_paths[{index}]"
+        if not _is_entry(entry, where, KNOWN_PATH_KEYS, KNOWN_PATH_OPTIONAL, problems):
+            continue
+        problems.extend(_path_problems(where, "path", entry["path"]))
+        problems.extend(_text_problems(where, "why", entry["why"]))
+        old = entry.get("old", False)
+        if not isinstance(old, bool):
+            problems.append(f"{where}.old must be true or false")
+        if "moved_to" in entry:
+            if old is not True:
+                problems.append(f"{where}.moved_to is only allowed with old: true")
+            problems.extend(_path_problems(where, "moved_to", entry["moved_to"]))
+            if isinstance(entry["moved_to"], str) and is_glob(entry["moved_to"]):
+                problems.append(f"{where}.moved_to must be one path, not a glob")
+    problems.extend(_repeated_paths("known_paths", entries))
+    return problems
+
+
+def _validate_shared_surface(entries):
+    problems = []
+    for index, entry in enumerate(entries):
+        where = f"shared_surface[{index}]"
+        if not _is_entry(entry, where, SHARED_KEYS, SHARED_OPTIONAL, problems):
+            continue
+        problems.extend(_path_problems(where, "path", entry["path"]))
+        problems.extend(_text_problems(where, "why", entry["why"]))
+        if "exclude" in entry:
+            exclude = entry["exclude"]
+            if not isinstance(exclude, list) or not exclude:
+                problems.append(f"{where}.exclude must be a non-empty list of globs")
+                continue
+            for position, pattern in enumerate(exclude):
+                problems.extend(_path_problems(where, f"exclude[{position}]", pattern))
+    problems.extend(_repeated_paths("shared_surface", entries))
+    return problems
+
+
+def _validate_backbone_tiers(entries):
+    problems = []
+    if not entries:
+        problems.append("backbone_tiers must not be empty")
+    for index, entry in enumerate(entries):
+        where = f"backbone_tiers[{index}]"
+        if not _is_entry(entry, where, TIER_KEYS, set(), problems):
+            continue
+        tier = entry["tier"]
+        if isinstance(tier, bool) or tier not in TIERS:
+            problems.append(f"{where}.tier must be 1, 2 or 3, not {tier!r}")
+        problems.extend(_path_problems(where, "path", entry["path"]))
+        problems.extend(_text_problems(where, "why", entry["why"]))
+    problems.extend(_repeated_paths("backbone_tiers", entries))
+    return problems
+
+
+def _validate_tuning_configs(tuning):
+    where = "tuning_configs"
+    problems = []
+    if not _is_entry(tuning, where, TUNING_KEYS, set(), problems):
+        return problems
+    problems.extend(_pattern_problems(where, tuning["amd_device_pattern"], key="amd_device_pattern"))
+    globs = tuning["globs"]
+    if not isinstance(globs, list) or not globs:
+        return problems + [f"{where}.globs must be a non-empty list"]
+    for index, pattern in enumerate(globs):
+        problems.extend(_path_problems(where, f"globs[{index}]", pattern))
+        if isinstance(pattern, str) and not is_glob(pattern):
+            problems.append(f"{where}.globs[{index}] must be a glob")
+    return problems
+
+
+def _validate_pr_types(entries, rule_ids):
+    problems = []
+    ids = set()
+    always = []
+    for index, entry in enumerate(entries):
+        where = f"pr_types[{index}]"
+        if not _is_entry(entry, where, PR_TYPE_KEYS, PR_TYPE_OPTIONAL, problems):
+            continue
+        problems.extend(_id_problems(where, entry["id"], ids))
+        problems.extend(_text_problems(where, "label", entry["label"]))
+        problems.extend(_rule_list_problems(where, entry["rules"], rule_ids))
+        if entry.get("always", False) is True:
+            always.append(entry)
+            if entry.get("paths") or entry.get("text"):
+                problems.append(f"{where} has always: true, so it takes no paths or text")
+            continue
+        if "always" in entry and entry["always"] is not False:
+            problems.append(f"{where}.always must be true or false")
+        patterns = 0
+        for key in ("paths", "text"):
+            if key not in entry:
+                continue
+            if not isinstance(entry[key], list):
+                problems.append(f"{where}.{key} must be a list of regexes")
+                continue
+            patterns += len(entry[key])
+            for position, pattern in enumerate(entry[key]):
+                problems.extend(_pattern_problems(where, pattern, key=f"{key}[{position}]"))
+        if "paths" not in entry:
+            problems.append(f"{where} lacks paths (use paths: [] for a text-only type)")
+        elif not patterns:
+            problems.append(f"{where} has neither paths nor text patterns; it can never match")
+    if len(always) != 1:
+        problems.append(f"pr_types must hold exactly one always: true entry, found {len(always)}")
+    elif "HK" not in always[0]["rules"]:
+        problems.append(f"pr_types: the always: true entry {always[0]['id']!r} must include HK")
+    return problems
+
+
+def _validate_judgment_rules(entries, rule_ids):
+    problems = []
+    ids = set()
+    for index, entry in enumerate(entries):
+        where = f"judgment_rules[{index}]"
+        if not _is_entry(entry, where, JUDGMENT_KEYS, set(), problems):
+            continue
+        problems.extend(_id_problems(where, entry["id"], ids))
+        if entry["id"] not in rule_ids:
+            problems.append(f"{where}.id {entry['id']!r} is not in rule_ids")
+        problems.extend(_text_problems(where, "why", entry["why"]))
+    return problems
+
+
+def _validate_reachability(data, rule_ids):
+    """Every fixed rule ID must be mandatory for some PR type or applied by judgment."""
+    reached = {entry["id"] for entry in data["judgment_rules"] if isinstance(entry, dict)}
+    for entry in data["pr_types"]:
+        if isinstance(entry, dict) and isinstance(entry.get("rules"), list):
+            reached.update(rule for rule in entry["rules"] if isinstance(rule, str))
+    return [f"rule {rule_id} is reachable from no pr_type and no judgment_rules entry"
+            for rule_id in sorted(rule_ids - reached)]
+
+
+def _validate_mori_api(api):
+    problems = []
+    if not api:
+        return ["mori_api must not be empty"]
+    for module, names in api.items():
+        where = f"mori_api[{module!r}]"
+        if not isinstance(module, str) or not MORI_MODULE.match(module):
+            problems.append(f"{where}: module must be mori or a dotted mori submodule")
+        if not isinstance(names, list) or not names:
+            problems.append(f"{where} must be a non-empty list of names")
+            continue
+        for name in names:
+            if not isinstance(name, str) or not MORI_NAME.match(name):
+                problems.append(f"{where}: {name!r} is not a name or Class.member")
+        repeated = sorted({name for name in names if isinstance(name, str) and names.count(name) > 1})
+        problems.extend(f"{where}: {name} is repeated" for name in repeated)
     return problems
 
 
@@ -77,3 +412,70 @@ def _validate_upstream_sources(sources):
         if "/" in source["target"] or source["target"].startswith("."):
             problems.append(f"{where}.target must be a plain file name")
     return problems
+
+
+# --- small checks ----------------------------------------------------------------------------
+
+
+def _unknown_keys(where, mapping, allowed):
+    return [f"{where} has unknown key {key!r}" for key in sorted(set(mapping) - allowed, key=str)]
+
+
+def _is_entry(entry, where, required, optional, problems):
+    """Record shape problems of one mapping entry; True when its fields can be checked."""
+    if not isinstance(entry, dict):
+        problems.append(f"{where} must be a mapping")
+        return False
+    missing = required - entry.keys()
+    if missing:
+        problems.append(f"{where} lacks {', '.join(sorted(missing))}")
+        return False
+    problems.extend(_unknown_keys(where, entry, required | optional))
+    return True
+
+
+def _id_problems(where, value, seen):
+    if not isinstance(value, str) or not value.strip():
+        return [f"{where}.id must be a non-empty string"]
+    if value in seen:
+        return [f"{where}.id {value!r} is repeated"]
+    seen.add(value)
+    return []
+
+
+def _text_problems(where, key, value):
+    if not isinstance(value, str) or not value.strip():
+        return [f"{where}.{key} must be a non-empty string"]
+    return []
+
+
+def _pattern_problems(where, pattern, key="pattern"):
+    if not isinstance(pattern, str) or not pattern:
+        return [f"{where}.{key} must be a non-empty regex string"]
+    try:
+        compile_pattern(pattern)
+    except re.error as exc:
+        return [f"{where}.{key} {pattern!r} does not compile: {exc}"]
+    return []
+
+
+def _path_problems(where, key, path):
+    if not isinstance(path, str) or not path.strip():
+        return [f"{where}.{key} must be a non-empty path"]
+    if path.startswith(("/", "./")) or path.endswith("/") or "\\" in path or ".." in path.split("/"):
+        return [f"{where}.{key} {path!r} must be a repository-relative file path or glob (no leading /, ./, .., or trailing /)"]
+    return []
+
+
+def _rule_list_problems(where, rules, rule_ids):
+    if not isinstance(rules, list) or not rules:
+        return [f"{where}.rules must be a non-empty list of rule IDs"]
+    problems = [f"{where}.rules names {rule!r}, which is not in rule_ids" for rule in rules if rule not in rule_ids]
+    repeated = sorted({rule for rule in rules if isinstance(rule, str) and rules.count(rule) > 1})
+    problems.extend(f"{where}.rules repeats {rule}" for rule in repeated)
+    return problems
+
+
+def _repeated_paths(section, entries):
+    paths = [entry["path"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
+    return [f"{section}: {path} is listed twice" for path in sorted({path for path in paths if paths.count(path) > 1})]
