@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Refresh the skill's upstream reference copies and, optionally, check vLLM's layout.
+
+Usage: python3 scripts/update_skill.py [--check-vllm-tree] [--skill-dir DIR] [--api-url URL]
+                                       [--token TOKEN] [--force] [--dry-run]
+
+Downloads the sources listed under upstream_sources in references/rocm-surface.yaml into
+references/upstream/, skipping every source whose upstream SHA is unchanged. Never writes the
+curated files (rules catalog, surface YAML, example report, SKILL.md). Exit codes: 0 done,
+1 failure (one line on stderr; nothing half-written), 2 usage error, 3 drift: a required
+source vanished upstream or a vLLM path moved, went missing or reappeared.
+"""
+
+import argparse
+import sys
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+
+from vllm_rocm_review.curation import curation_line
+from vllm_rocm_review.curation import read_curated_shas
+from vllm_rocm_review.github import GitHubClient
+from vllm_rocm_review.github import GitHubError
+from vllm_rocm_review.github import Unauthorized
+from vllm_rocm_review.github import discover_token_with_source
+from vllm_rocm_review.github import resolve_api_url
+from vllm_rocm_review.skill_paths import RULES_CATALOG
+from vllm_rocm_review.skill_paths import SKILL_DIR
+from vllm_rocm_review.skill_paths import SURFACE_YAML
+from vllm_rocm_review.skill_paths import UPSTREAM_DIR
+from vllm_rocm_review.surface import SurfaceError
+from vllm_rocm_review.surface import load_surface
+from vllm_rocm_review.tree_check import TREE_FILE_NAME
+from vllm_rocm_review.tree_check import check_vllm_tree
+from vllm_rocm_review.tree_check import surface_path_checks
+from vllm_rocm_review.upstream import METADATA_NAME
+from vllm_rocm_review.upstream import load_sources
+from vllm_rocm_review.upstream import refresh_upstream
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_DRIFT = 3
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=(
+            "Download the upstream review documents listed in references/rocm-surface.yaml into "
+            "references/upstream/ (only those whose SHA changed), keep the previous copies and diffs "
+            "under references/upstream/.previous/, and print what changed since the last curation."
+        ),
+        epilog="Exit codes: 0 done, 1 failure, 2 usage error, 3 upstream or vLLM layout drift.",
+    )
+    parser.add_argument(
+        "--check-vllm-tree",
+        action="store_true",
+        help="also check every vLLM path named in rocm-surface.yaml against vllm-project/vllm's default branch",
+    )
+    parser.add_argument(
+        "--skill-dir", metavar="DIR", help="skill bundle to update (default: the one this script is in)"
+    )
+    parser.add_argument(
+        "--api-url", metavar="URL", help="GitHub API base URL (default: $GITHUB_API_URL, else https://api.github.com)"
+    )
+    parser.add_argument(
+        "--token", metavar="TOKEN", help="GitHub token (default: $GH_TOKEN, $GITHUB_TOKEN, then `gh auth token`)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="ignore the recorded SHAs: download every source and the vLLM tree again (ETags still apply)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="report what would change; write nothing into the skill directory"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    skill_dir = Path(args.skill_dir).resolve() if args.skill_dir else SKILL_DIR
+    surface_path = skill_dir / SURFACE_YAML.relative_to(SKILL_DIR)
+    upstream_dir = skill_dir / UPSTREAM_DIR.relative_to(SKILL_DIR)
+    catalog_path = skill_dir / RULES_CATALOG.relative_to(SKILL_DIR)
+    if not surface_path.is_file():
+        _error(f"{surface_path} not found; --skill-dir must point at the skill bundle")
+        return EXIT_USAGE
+    try:
+        api_url = resolve_api_url(args.api_url)
+        surface = load_surface(surface_path)
+    except ValueError as exc:  # SurfaceError is a ValueError too: a broken bundle, not bad usage
+        _error(exc)
+        return EXIT_FAILURE if isinstance(exc, SurfaceError) else EXIT_USAGE
+    token, token_source = discover_token_with_source(args.token, api_url)
+    client = GitHubClient(api_url, token)
+    if token is None:
+        _stderr("note: no GitHub token found; unauthenticated requests are limited to 60 per hour")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if args.dry_run:
+        _stderr("dry run: nothing will be written")
+    try:
+        drifted = _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now)
+    except (GitHubError, OSError) as exc:
+        _stderr(_request_summary(client))
+        _error(f"{exc} (token from {token_source})" if isinstance(exc, Unauthorized) else exc)
+        return EXIT_FAILURE
+    _stderr(_request_summary(client))
+    return EXIT_DRIFT if drifted else EXIT_OK
+
+
+def _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now):
+    """Refresh, print the per-source lines and the curation line, then the tree check; True on drift."""
+    refresh = refresh_upstream(
+        client, upstream_dir, load_sources(surface), now=now, force=args.force, dry_run=args.dry_run, warn=_stderr
+    )
+    for outcome in refresh.outcomes:
+        print(outcome.line())
+    for outcome in refresh.outcomes:
+        if outcome.diff_path is not None:
+            print(f"diff: {outcome.diff_path.relative_to(skill_dir)}")
+    print(curation_line(read_curated_shas(catalog_path), refresh.current_shas(), catalog_path.name))
+    if refresh.metadata_written:
+        _stderr(f"saved {(upstream_dir / METADATA_NAME).relative_to(skill_dir)}")
+    if not args.check_vllm_tree:
+        return refresh.drifted
+    checks = surface_path_checks(surface)
+    tree = check_vllm_tree(client, upstream_dir, checks, now=now, force=args.force, dry_run=args.dry_run)
+    for verdict in tree.verdicts:
+        print(verdict.line())
+    _stderr(tree.summary())
+    if tree.saved:
+        _stderr(f"saved {(upstream_dir / TREE_FILE_NAME).relative_to(skill_dir)}")
+    return refresh.drifted or tree.drifted
+
+
+def _request_summary(client):
+    remaining = client.rate_limit["remaining"]
+    return (
+        f"requests: {client.requests_made} ({client.rate_limit_units} rate-limit units, "
+        f"{client.cache_hits} answered 304 from the cache); rate limit remaining: "
+        f"{remaining if remaining is not None else 'unknown'}"
+    )
+
+
+def _stderr(message):
+    print(message, file=sys.stderr)
+
+
+def _error(problem):
+    _stderr("error: " + " ".join(str(problem).split()))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
