@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Fetch one GitHub pull request as a slim JSON document for review.
+
+Usage: python3 scripts/fetch_pr_data.py PR [--repo OWNER/NAME] [--output PATH] [--include-ci]
+       [--token TOKEN] [--api-url URL] [--no-cache] [--wait] [--quiet]
+       [--checkout DIR | --sources DIR [--sources-limit N]]
+
+The document (schema in vllm_rocm_review/pr_schema.py) goes to --output, written atomically, or
+to stdout. Exit codes: 0 written, 1 GitHub or runtime failure (nothing written), 2 usage error.
+"""
+
+import argparse
+import sys
+
+from vllm_rocm_review import code_context
+from vllm_rocm_review.atomic_io import write_atomic
+from vllm_rocm_review.github import UNAUTHENTICATED_LIMIT
+from vllm_rocm_review.github import GitHubClient
+from vllm_rocm_review.github import GitHubError
+from vllm_rocm_review.github import RateLimited
+from vllm_rocm_review.github import Unauthorized
+from vllm_rocm_review.github import discover_token_with_source
+from vllm_rocm_review.github import resolve_api_url
+from vllm_rocm_review.json_layout import dump_json
+from vllm_rocm_review.pr_data import fetch_pr_document
+from vllm_rocm_review.pr_data import record_usage
+from vllm_rocm_review.pr_ref import DEFAULT_REPO
+from vllm_rocm_review.pr_ref import PullRefError
+from vllm_rocm_review.pr_ref import parse_pr_ref
+from vllm_rocm_review.pr_schema import validate_pr_document
+
+EPILOG = """\
+examples:
+  fetch_pr_data.py 12345 --include-ci --output outputs/pr-12345.json
+  fetch_pr_data.py https://github.com/vllm-project/vllm/pull/12345/files --sources /tmp/pr-12345
+  fetch_pr_data.py ROCm/vllm#42 --checkout ~/src/vllm
+
+environment: GH_TOKEN / GITHUB_TOKEN (token), GITHUB_API_URL (API base, e.g. GitHub Enterprise),
+VLLM_ROCM_REVIEW_CACHE (cache directory; default $XDG_CACHE_HOME/vllm-rocm-pr-review),
+VLLM_ROCM_REVIEW_GIT_URL (git base URL for --checkout; default derived from the API URL).
+exit codes: 0 written, 1 GitHub or runtime failure (no file written), 2 usage error.
+"""
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="fetch_pr_data.py",
+        description="Fetch a GitHub pull request (diff, files, comments, reviews, linked issues, "
+        "optionally CI) as one slim JSON document.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("pr", metavar="PR", help="12345, #12345, OWNER/NAME#12345 or a pull-request URL")
+    parser.add_argument("--repo", metavar="OWNER/NAME", help=f"repository for a bare PR number (default {DEFAULT_REPO})")
+    parser.add_argument("--output", metavar="PATH", help="write the JSON here atomically instead of stdout")
+    parser.add_argument(
+        "--include-ci", action="store_true", help="add check runs and commit statuses of the head commit"
+    )
+    parser.add_argument("--token", help="GitHub token (default: $GH_TOKEN, $GITHUB_TOKEN, then `gh auth token`)")
+    parser.add_argument("--api-url", metavar="URL", help="API base URL (default: $GITHUB_API_URL or https://api.github.com)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the conditional-request cache")
+    parser.add_argument("--wait", action="store_true", help="sleep until the rate limit resets instead of failing")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    context = parser.add_mutually_exclusive_group()
+    context.add_argument(
+        "--checkout",
+        metavar="DIR",
+        help="git clone (or new path) to fetch pull/N/head and the base commit into, under refs/vllm-rocm-review/",
+    )
+    context.add_argument("--sources", metavar="DIR", help="download the head version of changed files into DIR")
+    parser.add_argument(
+        "--sources-limit",
+        metavar="N",
+        type=int,
+        default=code_context.DEFAULT_SOURCES_LIMIT,
+        help=f"most files --sources downloads, ROCm and backbone paths first (default {code_context.DEFAULT_SOURCES_LIMIT})",
+    )
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        ref = parse_pr_ref(args.pr, args.repo)
+        api_url = resolve_api_url(args.api_url)
+    except (PullRefError, ValueError) as error:
+        return _fail(error, 2)
+    if args.sources_limit < 0:
+        return _fail("--sources-limit must be 0 or more", 2)
+
+    token, token_source = discover_token_with_source(args.token, api_url)
+    if token is None:
+        _say(
+            f"warning: no GitHub token (--token, GH_TOKEN, GITHUB_TOKEN or `gh auth login`); "
+            f"unauthenticated access is limited to {UNAUTHENTICATED_LIMIT} requests per hour"
+        )
+    show_progress = not args.quiet and sys.stderr.isatty()
+    client = GitHubClient(
+        api_url,
+        token,
+        use_cache=not args.no_cache,
+        wait_for_reset=args.wait,
+        progress=(lambda line: _say(f"fetch: {line}")) if show_progress else None,
+    )
+    try:
+        document = fetch_pr_document(client, ref, include_ci=args.include_ci)
+        _add_code_context(args, client, ref, document)
+    except Unauthorized:
+        return _fail(f"token rejected by GitHub (401); the token came from {token_source}: renew it or unset it", 1)
+    except RateLimited as error:
+        hint = "" if error.secondary or args.wait else "; pass --wait to sleep until then"
+        return _fail(f"{error}{hint}", 1)
+    except GitHubError as error:
+        return _fail(error, 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted; nothing written", 1)
+
+    record_usage(document, client)
+    for warning in document["meta"].get("warnings", []):
+        _say(f"warning: {warning}")
+    problems = validate_pr_document(document, strict=True)
+    if problems:
+        return _fail(f"internal error, the document breaks its schema: {problems[0]}", 1)
+    text = dump_json(document)
+    if args.output:
+        try:
+            write_atomic(args.output, text)
+        except OSError as error:
+            return _fail(f"cannot write {args.output}: {error.strerror or error}", 1)
+        if show_progress:
+            _say(f"fetch: wrote {args.output} ({client.requests_made} requests, {client.cache_hits} unchanged)")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _add_code_context(args, client, ref, document):
+    """Run --checkout or --sources; their failures become warnings in meta, never exit codes."""
+    warnings = []
+    pr = document["pr"]
+    if args.checkout:
+        try:
+            document["meta"]["checkout"] = code_context.fetch_checkout(
+                args.checkout, ref.repo, ref.number, pr["base"]["sha"], code_context.git_base_url(client.api_url)
+            )
+        except code_context.CheckoutError as error:
+            warnings.append(f"--checkout skipped: {error}")
+        else:
+            if document["meta"]["checkout"]["head_sha"] != pr["head"]["sha"]:
+                warnings.append("--checkout: the PR head moved while fetching; the clone's head differs from pr.head.sha")
+    elif args.sources:
+        sources, source_warnings = code_context.download_sources(
+            client, ref.repo, pr["head"]["sha"], document["files"], args.sources, limit=args.sources_limit
+        )
+        document["meta"]["sources"] = sources
+        warnings.extend(source_warnings)
+    if warnings:
+        document["meta"].setdefault("warnings", []).extend(warnings)
+
+
+def _say(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def _fail(message, code):
+    _say(f"error: {message}")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
