@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Triage a vLLM PR document for a ROCm review: relevance gate, rules, tiers, reading plan, checks.
+
+Usage:
+  python3 scripts/triage_pr.py PR_JSON                      # compact digest on stdout
+  python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
+  python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
+  python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
+
+PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
+references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
+references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
+1 unreadable or invalid input, an unusable surface file, or a scaffold that already exists;
+2 usage error.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vllm_rocm_review.atomic_io import write_atomic
+from vllm_rocm_review.catalog import CatalogError, load_catalog
+from vllm_rocm_review.digest import render_digest
+from vllm_rocm_review.pr_schema import validate_pr_document
+from vllm_rocm_review.reading_plan import expand
+from vllm_rocm_review.scaffold import render_scaffold
+from vllm_rocm_review.surface import SurfaceError
+from vllm_rocm_review.triage import triage
+from vllm_rocm_review.triage_config import TriageConfigError, load_triage_config
+
+
+class InputError(Exception):
+    """A problem the user fixes by changing an input file or an argument."""
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="triage_pr.py",
+        description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
+        epilog="Exit codes: 0 success; 1 bad input file, unusable references, or scaffold exists without --force; "
+               "2 usage error.",
+    )
+    parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
+    parser.add_argument("--json", action="store_true",
+                        help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
+                             "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
+                             "reading_plan, checks)")
+    parser.add_argument("--expand", action="store_true",
+                        help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
+                             "and the checklist; with --json, add them as reading_plan.text")
+    parser.add_argument("--output", metavar="PATH", help="write the output to PATH (atomically) instead of stdout")
+    parser.add_argument("--scaffold", metavar="REPORT_PATH",
+                        help="write the report skeleton (exact header, five sections, TODO(agent) placeholders) to "
+                             "REPORT_PATH and print its path; refuses to overwrite without --force")
+    parser.add_argument("--force", action="store_true", help="with --scaffold, overwrite an existing report")
+    args = parser.parse_args(argv)
+    if args.scaffold and (args.json or args.expand or args.output):
+        parser.error("--scaffold cannot be combined with --json, --expand or --output")
+    if args.force and not args.scaffold:
+        parser.error("--force only applies to --scaffold")
+    return args
+
+
+def load_document(path):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; write it with scripts/fetch_pr_data.py") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); "
+                         "pass the file fetch_pr_data.py wrote") from None
+    problems = validate_pr_document(document)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"{path}: not a PR document: {problems[0]}{more}; re-fetch it with scripts/fetch_pr_data.py")
+    return document
+
+
+def run(args):
+    document = load_document(args.pr_json)
+    try:
+        config = load_triage_config()
+    except (SurfaceError, TriageConfigError) as exc:
+        raise InputError(f"references/rocm-surface.yaml is unusable: {exc}") from None
+    try:
+        catalog = load_catalog()
+    except CatalogError as exc:
+        print(f"note: {exc}; the reading plan lists sections without measuring them", file=sys.stderr)
+        catalog = None
+    result = triage(document, config, catalog)
+
+    if args.scaffold:
+        target = Path(args.scaffold)
+        if target.exists() and not args.force:
+            raise InputError(f"{target} already exists; pass --force to overwrite it")
+        write_atomic(target, render_scaffold(document, result))
+        print(target)
+        return
+
+    if args.json:
+        if args.expand:
+            result["reading_plan"]["text"] = expand(catalog, result["reading_plan"])
+        output = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+    elif args.expand:
+        plan = result["reading_plan"]
+        head = f"# Reading plan for PR #{result['pr']['number']}: {plan['depth']}"
+        if plan["fraction"] is not None:
+            head += f", {plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%})"
+        if plan["then_read_in_full"]:
+            head += f"; deep review: then read {plan['then_read_in_full']} in full"
+        output = head + "\n\n" + expand(catalog, plan)
+    else:
+        output = render_digest(result)
+
+    if args.output:
+        write_atomic(args.output, output)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(output)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        run(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}; check the path and permissions", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

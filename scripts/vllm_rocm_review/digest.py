@@ -1,0 +1,153 @@
+"""The compact text digest of a triage result: what the reviewing agent reads first."""
+
+FILES_SHOWN = 8
+EVIDENCE_SHOWN = 2
+CHECK_ITEMS_SHOWN = 4
+
+
+def render_digest(result):
+    lines = []
+    pr = result["pr"]
+    lines.append(f"# Triage of PR #{pr['number']}: {pr['title']}")
+    lines.append(f"{pr['files']} files, +{pr['additions']} -{pr['deletions']}, diff from {pr['diff_source'] or 'unknown'}"
+                 + (f"; no patch for {len(pr['files_without_patch'])} file(s): read them in the checkout"
+                    if pr["files_without_patch"] else ""))
+    lines += _relevance(result)
+    lines += _rules(result)
+    lines += _tiers(result)
+    lines += _plan(result["reading_plan"])
+    lines += _checks(result["checks"])
+    return "\n".join(lines) + "\n"
+
+
+def _relevance(result):
+    evidence = result["relevance_evidence"]
+    lines = ["", f"## Relevance: {result['relevance']}", evidence["reason"]]
+    for where in ("title", "body"):
+        hits = evidence[where]
+        parts = []
+        if hits["strong"]:
+            parts.append("strong " + ", ".join(f"{hit['marker']} {hit['match']!r}" for hit in hits["strong"]))
+        if hits["weak"]:
+            weak = ", ".join(f"{hit['marker']} {hit['match']!r}" for hit in hits["weak"])
+            parts.append(f"weak (not counted alone) {weak}")
+        if hits["suppressed"]:
+            parts.append("suppressed " + ", ".join(f"{hit['marker']} by {hit['guard']}" for hit in hits["suppressed"]))
+        if parts:
+            lines.append(f"{where} markers: " + "; ".join(parts))
+    lines += _file_list("ROCm-exposed files", result["rocm_files"])
+    lines += _file_list("Shared files (check for cross-backend regressions)", result["shared_files"])
+    if result["relevance"] == "none":
+        lines.append("Light path: semantic understanding, housekeeping (HK) and the verdict only; "
+                     "AITER/mori-specific rules were skipped" + (f" ({' '.join(result['skipped_rules'])})"
+                                                               if result["skipped_rules"] else "") + ".")
+    return lines
+
+
+def _file_list(title, entries):
+    if not entries:
+        return []
+    lines = [f"{title} ({len(entries)}):"]
+    for entry in entries[:FILES_SHOWN]:
+        lines.append(f"  {entry['path']} — {'; '.join(entry['why'])[:110]}")
+    if len(entries) > FILES_SHOWN:
+        lines.append(f"  … {len(entries) - FILES_SHOWN} more in --json")
+    return lines
+
+
+def _rules(result):
+    lines = ["", "## PR types and rules"]
+    lines.append("types: " + ", ".join(pr_type["id"] for pr_type in result["pr_types"]))
+    for family in result["families"]:
+        where = [_where(item) for item in family["evidence"][:EVIDENCE_SHOWN]]
+        lines.append(f"family {family['id']} -> {' '.join(family['rules'])}: {'; '.join(where)}")
+    with_evidence = [rule for rule in result["rules"] if any(s["via"] == "family" for s in rule["sources"])
+                     or rule["id"] == "HK"]
+    type_only = [rule for rule in result["rules"] if rule not in with_evidence]
+    if with_evidence:
+        lines.append("rules with diff evidence (read the body): " + "; ".join(
+            f"{rule['id']} <- {', '.join(s['id'] for s in rule['sources'] if s['via'] == 'family') or 'always'}"
+            for rule in with_evidence))
+    if type_only:
+        lines.append("rules by PR type only (checklist): " + " ".join(rule["id"] for rule in type_only))
+    if result["judgment_rules"]:
+        lines.append("by judgment: " + " ".join(rule["id"] for rule in result["judgment_rules"]))
+    return lines
+
+
+def _where(item):
+    if item.get("path") and item.get("line"):
+        return f"{item['path']}:{item['line']} `{item['text'][:60]}`"
+    if item.get("path"):
+        return f"{item['path']} ({item['text'][:60]})"
+    return item["text"][:80]
+
+
+def _tiers(result):
+    lines = ["", "## Backbone tiers and flags"]
+    if result["tiers"]:
+        for entry in result["tiers"][:FILES_SHOWN]:
+            moved = f" (as {entry['as']})" if entry.get("as") else ""
+            lines.append(f"  T{entry['tier']} {entry['path']}{moved}")
+        if len(result["tiers"]) > FILES_SHOWN:
+            lines.append(f"  … {len(result['tiers']) - FILES_SHOWN} more in --json")
+    else:
+        lines.append("  no backbone file touched")
+    for name, flag in result["flags"].items():
+        evidence = f" [{', '.join(flag['evidence'][:3])}]" if flag["evidence"] and flag["state"] == "raised" else ""
+        lines.append(f"{name} {flag['state']}: {flag['detail']}{evidence}")
+    return lines
+
+
+def _plan(plan):
+    lines = ["", f"## Reading plan: {plan['depth']}"]
+    if plan["deep_reasons"]:
+        lines.append("deep because: " + "; ".join(plan["deep_reasons"]))
+    sections = ", ".join(section["anchor"] for section in plan["sections"])
+    if plan["fraction"] is None:
+        lines.append(f"read: {sections} ({plan.get('notice', '')})")
+    else:
+        lines.append(f"read {len(plan['sections'])} sections + {len(plan['checklist'])} checklist lines = "
+                     f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%}): {sections}")
+    if plan["then_read_in_full"]:
+        lines.append(f"then read {plan['then_read_in_full']} in full (deep review)")
+    if plan["missing"]:
+        lines.append("MISSING in the catalog: " + ", ".join(plan["missing"]))
+    lines.append("print them: rerun triage_pr.py on this PR document with --expand")
+    return lines
+
+
+def _checks(checks):
+    lines = ["", "## Mechanical checks"]
+    for name, check in checks.items():
+        lines.append(f"{name}: {check['status']} — {check['summary']}")
+        if check.get("notice"):
+            lines.append(f"  NOTICE: {check['notice']}")
+        for item in check["items"][:CHECK_ITEMS_SHOWN]:
+            lines.append("  " + _check_item(name, item))
+        hidden = len(check["items"]) - CHECK_ITEMS_SHOWN + check.get("omitted", 0)
+        if hidden > 0:
+            lines.append(f"  … {hidden} more in --json")
+    return lines
+
+
+def _check_item(name, item):
+    where = f"{item['path']}:{item['line']}" if item.get("path") and item.get("line") else item.get("path", "")
+    if name == "mori-symbols":
+        return f"{where} {item['symbol']}: {item['state']}"
+    if name == "env-vars":
+        return f"{item['name']} {item['state']} ({where}): {item['detail']}"
+    if name == "magic-constants":
+        return f"{where} {item['literal']} [{item['id']}]: {item['why']}"
+    if name == "perf-claims":
+        if item["traceable"]:
+            mark = "traceable (" + ", ".join(item["evidence"]) + ")"
+        else:
+            mark = item["tag"] + (f" (nearby: {', '.join(item['nearby'])})" if item.get("nearby") else "")
+        return f"{item['claim']} in {item['source']}: {mark} — {item['text'][:70]}"
+    if name == "ci":
+        tags = [tag for tag, on in (("ROCm/AMD", item["rocm"]), ("infrastructure?", item["infrastructure"])) if on]
+        return f"{item['name']}: {item['outcome']}" + (f" [{', '.join(tags)}]" if tags else "")
+    if name == "prompt-injection":
+        return f"{item['source']} [{item['id']}]: {item['text'][:100]}"
+    return str(item)

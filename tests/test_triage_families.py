@@ -1,0 +1,279 @@
+"""Each diff family fires on a small hand-written diff and stays quiet on a near miss."""
+
+import pytest
+
+from triage_support import CONFIG, family_ids, file_diff, rule_ids, run_triage
+
+ROCM_TITLE = "[ROCm] Adjust the AITER path"
+BACKEND = "vllm/v1/attention/backends/rocm_attn.py"
+AITER_OPS = "vllm/_aiter_ops.py"
+KERNEL = "vllm/v1/attention/ops/chunked_prefill_paged_decode.py"
+TWIN_BLOCK = [
+    "    scale = layer._k_scale_float",
+    "    block_table = attn_metadata.block_table",
+    "    seq_lens = attn_metadata.seq_lens",
+    "    max_seq_len = attn_metadata.max_seq_len",
+    "    query_start_loc = attn_metadata.query_start_loc",
+    "    window = self.sliding_window",
+]
+SIGNATURE = ["def forward(", "    self,", "    query,"]
+
+# family id -> (diff that fires, near-miss diff that must not fire)
+CASES = {
+    "new-custom-op-without-fake": (
+        file_diff(AITER_OPS, added=['direct_register_custom_op(op_name="rocm_x", op_func=_x_impl, mutates_args=[])']),
+        file_diff(AITER_OPS, added=['direct_register_custom_op(op_name="rocm_x", op_func=_x_impl,',
+                                    "    mutates_args=[], fake_impl=_x_fake)"]),
+    ),
+    "custom-op-contract": (
+        file_diff(AITER_OPS, added=["def _rocm_aiter_x_fake(x):", "    return torch.empty_like(x)"]),
+        file_diff(AITER_OPS, added=["def _rocm_aiter_x_helper(x):", "    return x"]),
+    ),
+    "invariant-removed": (
+        file_diff(BACKEND, removed=["    assert block_size % 16 == 0"]),
+        # The same assert moved to another file is not a removal.
+        file_diff(BACKEND, removed=["    assert block_size % 16 == 0"])
+        + file_diff(KERNEL, added=["    assert block_size % 16 == 0"]),
+    ),
+    "contiguity-removed": (
+        file_diff(BACKEND, removed=["    query = query.contiguous()"], added=["    query = query"]),
+        file_diff(BACKEND, removed=["    out = kernel(query.contiguous())"], added=["    out = kernel(query.contiguous(), k)"]),
+    ),
+    "zero-init-removed": (
+        file_diff(BACKEND, removed=["    out = torch.zeros(n, device=d)"], added=["    out = torch.empty(n, device=d)"]),
+        file_diff(BACKEND, removed=["    out = torch.zeros(n, device=d)"], added=["    out = torch.zeros(m, device=d)"]),
+    ),
+    "uninitialized-accumulator": (
+        file_diff(KERNEL, added=["    acc = torch.empty(n, device=d)"], context=["    tl.atomic_add(acc_ptr + offs, v)"]),
+        file_diff(KERNEL, added=["    acc = torch.empty(n, device=d)"], context=["    tl.store(acc_ptr + offs, v)"]),
+    ),
+    "fp8-constant": (
+        file_diff(BACKEND, added=["FP8_MAX = 448.0"]),
+        file_diff(BACKEND, added=["MAX_TOKENS = 4480"]),
+    ),
+    "fp8-flavour": (
+        file_diff(BACKEND, added=["    kv_dtype = torch.float8_e4m3fnuz"]),
+        file_diff(BACKEND, added=["    kv_dtype = torch.bfloat16"]),
+    ),
+    "arch-string": (
+        file_diff(BACKEND, added=['    if "gfx950" in arch_name:']),
+        file_diff(BACKEND, added=["    if on_gfx950():"]),
+    ),
+    "arch-gate-change": (
+        file_diff(BACKEND, added=["    if on_gfx950():"]),
+        file_diff(BACKEND, added=["    if use_cascade:"]),
+    ),
+    "dispatch-change": (
+        file_diff(BACKEND, removed=["    if dtype == torch.float16:"], added=["    if dtype in (torch.float16, torch.bfloat16):"]),
+        file_diff(BACKEND, added=["    if num_tokens > 3:"]),
+    ),
+    "silent-fallback": (
+        file_diff(BACKEND, added=['    scale = getattr(layer, "k_scale", None)']),
+        file_diff(BACKEND, added=['    scale = getattr(layer, "k_scale")']),
+    ),
+    "new-env-var": (
+        file_diff(BACKEND, added=['    fast = os.environ.get("VLLM_ROCM_FAST", "0") == "1"']),
+        file_diff("tests/kernels/attention/test_rocm_attn.py", added=['    os.environ.get("VLLM_ROCM_FAST")']),
+    ),
+    "streams-events": (
+        file_diff(BACKEND, added=["    done = torch.cuda.Event()"]),
+        file_diff(BACKEND, added=["    done = threading.Event()"]),
+    ),
+    "blocking-wait": (
+        file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_engine.py", added=["    item = self.queue.get()"]),
+        file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_engine.py",
+                  added=["    item = self.queue.get(timeout=5.0)"]),
+    ),
+    "cudagraph-unsafe": (
+        file_diff(BACKEND, added=["    n = int(seq_lens.max().item())"]),
+        file_diff("tests/v1/attention/test_rocm_attn.py", added=["    n = int(seq_lens.max().item())"]),
+    ),
+    "forward-allocation": (
+        file_diff(BACKEND, added=["    out = torch.empty_like(query)"], context=["def forward(self, query):"]),
+        file_diff(BACKEND, added=["    out = torch.empty_like(query)"], context=["def build(self, query):"]),
+    ),
+    "cudagraph-support": (
+        file_diff(BACKEND, added=["    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH"]),
+        file_diff(BACKEND, added=["    _support = True"]),
+    ),
+    "triton-kernel": (
+        file_diff(KERNEL, added=["    q = tl.load(q_ptr + offs)"]),
+        file_diff("tests/kernels/attention/test_x.py", added=["    q = tl.load(q_ptr + offs)"]),
+    ),
+    "offset-arithmetic": (
+        file_diff(KERNEL, added=["    off = block_id * stride_kv_block + head"]),
+        file_diff(KERNEL, added=["    off = block_id + head"]),
+    ),
+    "hip-kernel-source": (
+        file_diff("csrc/rocm/attention.cu", added=["  int lane = threadIdx.x;"]),
+        file_diff("csrc/cpu/attention.cpp", added=["  int lane = 0;"]),
+    ),
+    "warp-size-assumption": (
+        file_diff("csrc/rocm/skinny_gemms.cu", added=["  v += __shfl_xor_sync(0xffffffff, v, 16);"]),
+        file_diff("csrc/rocm/skinny_gemms.cu", added=["  v += w;"]),
+    ),
+    "new-dependency": (
+        file_diff("requirements/rocm.txt", added=["amd-aiter==0.1.5"]),
+        file_diff("requirements/rocm.txt", added=["# keep this list sorted"]),
+    ),
+    "rocm-pin": (
+        file_diff("docker/Dockerfile.rocm_base", removed=['ARG AITER_BRANCH="v0.1.4"'], added=['ARG AITER_BRANCH="v0.1.5"']),
+        file_diff("docker/Dockerfile.cpu", added=["RUN echo cpu"]),
+    ),
+    "aiter-api-use": (
+        file_diff(AITER_OPS, added=["    from aiter import gemm_a8w8_bpreshuffle"]),
+        file_diff(BACKEND, added=["    from vllm._aiter_ops import rocm_aiter_ops"]),
+    ),
+    "aiter-probe-outside-wrapper": (
+        file_diff("vllm/model_executor/layers/fused_moe/layer.py", added=["    if envs.VLLM_ROCM_USE_AITER_MOE:"]),
+        file_diff(AITER_OPS, added=["    if envs.VLLM_ROCM_USE_AITER_MOE:"]),
+    ),
+    "aiter-wrapper-change": (
+        file_diff(AITER_OPS, removed=["    def fused_moe(x, w):"], added=["    def fused_moe(x, w, policy):"]),
+        file_diff(BACKEND, removed=["    def fused_moe(x, w):"], added=["    def fused_moe(x, w, policy):"]),
+    ),
+    "mori-api-use": (
+        file_diff("vllm/distributed/device_communicators/all2all.py", added=["    import mori"]),
+        file_diff("docker/Dockerfile.rocm_base", added=['ARG MORI_REPO="https://github.com/ROCm/mori.git"']),
+    ),
+    "backend-selection": (
+        file_diff("vllm/platforms/rocm.py", added=["        backends.append(AttentionBackendEnum.ROCM_ATTN)"]),
+        file_diff("vllm/platforms/rocm.py", added=["        backends.append(extra)"]),
+    ),
+    "adhoc-rocm-branch": (
+        file_diff("vllm/model_executor/layers/quantization/fp8.py", added=["        if current_platform.is_rocm():"]),
+        file_diff("vllm/model_executor/layers/fused_moe/oracle/fp8.py", added=["        if current_platform.is_rocm():"]),
+    ),
+    "kv-layout": (
+        file_diff(BACKEND, added=["    def get_kv_cache_shape(num_blocks, block_size):"]),
+        file_diff(BACKEND, added=["    def get_block_size():"]),
+    ),
+    "weight-copy": (
+        file_diff(AITER_OPS, added=["    layer.w13_shuffled = shuffle_weight(layer.w13_weight)"]),
+        file_diff(AITER_OPS, added=["    layer.w13_weight = layer.w13_weight.t()"]),
+    ),
+    "dtype-hardcoded": (
+        file_diff(BACKEND, added=["    out = torch.empty(n, dtype=torch.bfloat16)"]),
+        file_diff(BACKEND, added=["    out = torch.empty(n, dtype=query.dtype)"]),
+    ),
+    "defaulted-param": (
+        file_diff(BACKEND, added=["    use_fast_path: bool = False,"]),
+        file_diff(BACKEND, added=["    use_fast_path = False"]),
+    ),
+    "signature-change": (
+        file_diff(BACKEND, removed=["def forward(self, query):"], added=["def forward(self, query, key):"]),
+        file_diff(BACKEND, added=["def brand_new(self, query):", "    return query"]),
+    ),
+    "conditional-binding": (
+        file_diff(BACKEND, added=["    if on_gfx950():", "        tile = 256", "    launch(tile)"]),
+        file_diff(BACKEND, added=["    if on_gfx950():", "        tile = 256", "    else:", "        tile = 128",
+                                  "    launch(tile)"]),
+    ),
+    "twin-blocks": (
+        file_diff(BACKEND, added=TWIN_BLOCK) + file_diff("vllm/v1/attention/backends/rocm_aiter_fa.py", added=TWIN_BLOCK),
+        file_diff(BACKEND, added=TWIN_BLOCK) + file_diff("vllm/v1/attention/backends/rocm_aiter_fa.py", added=TWIN_BLOCK[:5]),
+    ),
+    "untouched-siblings": (
+        file_diff(BACKEND, added=["    x = 1"]),
+        file_diff(BACKEND, added=["    x = 1"]) + file_diff("vllm/v1/attention/backends/rocm_aiter_fa.py", added=["    x = 1"])
+        + file_diff("vllm/v1/attention/backends/rocm_aiter_unified_attn.py", added=["    x = 1"]),
+    ),
+    "shared-surface": (
+        file_diff("vllm/platforms/interface.py", added=["    def supports_x(cls):"]),
+        file_diff("vllm/reasoning/qwen3_reasoning_parser.py", added=["    x = 1"]),
+    ),
+    "amd-tuning-config": (
+        file_diff("vllm/model_executor/layers/fused_moe/configs/E=64,N=128,device_name=AMD_Instinct_MI300X.json",
+                  added=['{"1": {"BLOCK_SIZE_M": 16}}'], new=True),
+        file_diff("vllm/model_executor/layers/fused_moe/configs/E=64,N=128,device_name=NVIDIA_H100.json",
+                  added=['{"1": {"BLOCK_SIZE_M": 16}}'], new=True),
+    ),
+    "code-without-tests": (
+        file_diff(BACKEND, added=[f"    x{index} = {index}" for index in range(30)]),
+        file_diff(BACKEND, added=[f"    x{index} = {index}" for index in range(30)])
+        + file_diff("tests/v1/attention/test_rocm_attn.py", added=["def test_x():", "    assert True"]),
+    ),
+    "leftovers": (
+        file_diff(BACKEND, added=["    print(query.shape)"]),
+        file_diff("tests/v1/attention/test_rocm_attn.py", added=["    print(query.shape)"]),
+    ),
+    "scratch-files": (
+        file_diff("tmp_debug_rocm.py", added=["print(1)"], new=True),
+        file_diff("vllm/v1/attention/backends/rocm_new.py", added=["X = 1"], new=True),
+    ),
+}
+
+
+def test_every_family_in_the_surface_file_has_a_case():
+    assert {family.id for family in CONFIG.families} == set(CASES)
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_family_fires_on_its_trigger(family):
+    result = run_triage(CASES[family][0], title=ROCM_TITLE)
+    assert family in family_ids(result)
+    fired = next(item for item in result["families"] if item["id"] == family)
+    assert fired["evidence"], "a family always says where it fired"
+    for rule in fired["rules"]:
+        assert {"via": "family", "id": family} in next(r["sources"] for r in result["rules"] if r["id"] == rule)
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_family_stays_quiet_on_the_near_miss(family):
+    assert family not in family_ids(run_triage(CASES[family][1], title=ROCM_TITLE))
+
+
+def test_evidence_names_file_and_new_line_number():
+    result = run_triage(file_diff(BACKEND, context=["x = 0", "y = 0"], added=["FP8_MAX = 240.0"]), title=ROCM_TITLE)
+    evidence = next(f for f in result["families"] if f["id"] == "fp8-constant")["evidence"]
+    assert evidence == [{"path": BACKEND, "line": 12, "text": "FP8_MAX = 240.0"}]
+
+
+def test_comment_lines_do_not_trigger_code_families():
+    result = run_triage(file_diff(BACKEND, added=["    # FP8_MAX = 448.0 on OCP, see below"]), title=ROCM_TITLE)
+    assert "fp8-constant" not in family_ids(result)
+
+
+def test_conditional_binding_ignores_keyword_arguments_and_rebinding():
+    diff = file_diff(BACKEND, context=["def run(self, device):"], added=[
+        "    if self.use_quick_reduce:",
+        "        self.qr = QuickReduce(",
+        "            device=device,",
+        "        )",
+        "    launch(device)",
+    ])
+    assert "conditional-binding" not in family_ids(run_triage(diff, title=ROCM_TITLE))
+
+
+def test_signature_change_ignores_class_bases_and_new_functions():
+    diff = file_diff(BACKEND, context=["class Meta(", "    msgspec.Struct,"], added=["    dict=True,"]) \
+        + file_diff(KERNEL, added=["def helper(", "    a: int = 0,", "):", "    return a"])
+    assert "signature-change" not in family_ids(run_triage(diff, title=ROCM_TITLE))
+
+
+def test_parameter_added_to_an_existing_signature_is_a_signature_change():
+    diff = file_diff(AITER_OPS, context=SIGNATURE, added=["    policy: int = 0,"], after=[") -> torch.Tensor:"])
+    result = run_triage(diff, title=ROCM_TITLE)
+    evidence = next(f for f in result["families"] if f["id"] == "signature-change")["evidence"]
+    assert evidence[0]["text"] == "forward: policy: int = 0,"
+
+
+def test_partial_pr_scopes_families_to_exposed_files():
+    # A CUDA-only file with a literal 448 next to a shared file: only the shared file counts.
+    diff = file_diff("vllm/v1/attention/backends/flashinfer.py", added=["FP8_MAX = 448.0"]) \
+        + file_diff("vllm/v1/attention/backends/triton_attn.py", added=["    x = 1"])
+    result = run_triage(diff, title="[Attention] Tweak FlashInfer")
+    assert result["relevance"] == "partial"
+    assert "fp8-constant" not in family_ids(result)
+    assert "shared-surface" in family_ids(result)
+
+
+def test_none_pr_keeps_only_housekeeping_and_names_skipped_rules():
+    diff = file_diff("requirements/common.txt", added=["zentorch-weekly==5.2.1"]) \
+        + file_diff("vllm/entrypoints/openai/api_server.py", added=['    token = os.environ.get("VLLM_API_KEY")'])
+    result = run_triage(diff, title="[Frontend] Add a dependency")
+    assert result["relevance"] == "none"
+    assert rule_ids(result) == ["HK"]
+    assert family_ids(result) == ["new-dependency"]
+    assert result["skipped_rules"] == ["E1", "E4"]
+    assert result["judgment_rules"] == []
