@@ -35,6 +35,8 @@ from replica_pull_request import FakePull  # noqa: E402
 from replica_pull_request import review_comment_id  # noqa: E402
 from replica_pull_request import serve_pull  # noqa: E402
 
+from vllm_rocm_review.diff_rebuild import rebuild_unified_diff  # noqa: E402
+
 TOKEN = "ghp_benchmarkToken000000000000000000000000"
 ISSUE_COMMENTS = 300
 REVIEW_COMMENTS = 150
@@ -96,6 +98,7 @@ def build_pull(file_count, shape):
         title="[ROCm] Route every linear layer through AITER",
         body="Fixes #51001.\n\nThroughput on MI300X improves; see the table in the first comment.",
         files=files,
+        diff=rebuild_unified_diff(files),  # what GitHub's diff media type answers for these patches
         issue_comments=[(f"user-{i % 17}", f"Comment {i}: numbers for batch {i % 8} look fine on MI300X.") for i in range(ISSUE_COMMENTS)],
         review_comments=[
             {"path": files[i % file_count]["filename"], "line": 12, "body": f"Does this path keep the fp8 scale? ({i})",

@@ -1,6 +1,6 @@
 """Check a review report against the report contract (SKILL.md step 8).
 
-Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON] [--lang zh|en] [--json]
+Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON [--vllm-tree PATH]] [--lang zh|en] [--json]
 
 Prints one violation per line on stdout, `REPORT.md:LINE: error|warning CODE: message — fix: …`,
 and a count line on stderr. Exit 0 when there is no error (warnings allowed), 1 when there is
@@ -9,27 +9,30 @@ an error or a file cannot be read, 2 on usage errors.
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from vllm_rocm_review.pr_schema import validate_pr_document
-from vllm_rocm_review.report_check import LEVEL_ERROR, check_report
-from vllm_rocm_review.skill_paths import SKILL_DIR, UPSTREAM_DIR
+from vllm_rocm_review.cli import InputError
+from vllm_rocm_review.cli import fail
+from vllm_rocm_review.cli import load_pr_document
+from vllm_rocm_review.cli import read_input_text
+from vllm_rocm_review.cli import say
+from vllm_rocm_review.report_check import LEVEL_ERROR
+from vllm_rocm_review.report_check import check_report
+from vllm_rocm_review.skill_paths import UPSTREAM_DIR
+from vllm_rocm_review.skill_paths import bundle_relative
 from vllm_rocm_review.tree_check import TREE_FILE_NAME
+from vllm_rocm_review.tree_check import is_saved_tree
 
 DEFAULT_VLLM_TREE = UPSTREAM_DIR / TREE_FILE_NAME
+SAVE_TREE = "run scripts/update_skill.py --check-vllm-tree to save the vLLM tree"
 MAX_PRINTED = 30
-
-
-class InputError(Exception):
-    """An input file is missing or unusable; the message is the one-line error to print."""
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="check_report.py",
         description="Check a vLLM ROCm PR review report against the report contract (SKILL.md step 8).",
-        epilog="Exit status: 0 no errors (warnings allowed), 1 errors found or unreadable input, 2 usage error.",
+        epilog="Exit codes: 0 no errors (warnings allowed); 1 errors found or unreadable input; 2 usage error.",
     )
     parser.add_argument("report", type=Path, help="the report to check, e.g. outputs/pr-12345-review.md")
     parser.add_argument("--pr-json", type=Path,
@@ -38,7 +41,8 @@ def build_parser():
     parser.add_argument("--lang", choices=("zh", "en"), default="zh",
                         help="language of the prose (default zh; en when the user asked for English)")
     parser.add_argument("--vllm-tree", type=Path, default=None,
-                        help=f"vLLM path list saved by update_skill.py (default: {DEFAULT_VLLM_TREE.relative_to(SKILL_DIR)} when present)")
+                        help="with --pr-json: vLLM path list saved by update_skill.py --check-vllm-tree "
+                             f"(default: {bundle_relative(DEFAULT_VLLM_TREE)} when present)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
     return parser
 
@@ -46,12 +50,11 @@ def build_parser():
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        text = read_text(args.report, "report")
+        text = read_input_text(args.report, "report", "check the path")
         pr_document = load_pr_document(args.pr_json) if args.pr_json else None
         vllm_paths = load_vllm_paths(args.vllm_tree) if pr_document is not None else None
     except InputError as exc:
-        print(f"check_report: {exc}", file=sys.stderr)
-        return 1
+        return fail(exc)
     violations = check_report(text, pr_document=pr_document, lang=args.lang, vllm_paths=vllm_paths)
     errors = sum(1 for item in violations if item.level == LEVEL_ERROR)
     warnings = len(violations) - errors
@@ -63,31 +66,10 @@ def main(argv=None) -> int:
         for item in violations[:MAX_PRINTED]:
             print(item.render(name))
         if len(violations) > MAX_PRINTED:
-            print(f"check_report: {len(violations) - MAX_PRINTED} more not shown; fix these and re-run", file=sys.stderr)
+            say(f"check_report: {len(violations) - MAX_PRINTED} more not shown; fix these and re-run")
     verdict = "fails" if errors else "passes"
-    print(f"check_report: {name} {verdict}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    say(f"check_report: {name} {verdict}: {errors} error(s), {warnings} warning(s)")
     return 1 if errors else 0
-
-
-def read_text(path, what):
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise InputError(f"cannot read {what} {path}: {reason}") from None
-
-
-def load_pr_document(path):
-    try:
-        document = json.loads(read_text(path, "PR JSON"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc.msg} at line {exc.lineno}); "
-                         "re-create it with scripts/fetch_pr_data.py") from None
-    problems = validate_pr_document(document)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(f"{path} is not a PR document: {problems[0]}{more}; re-create it with scripts/fetch_pr_data.py")
-    return document
 
 
 def load_vllm_paths(path):
@@ -97,13 +79,12 @@ def load_vllm_paths(path):
             return None
         path = DEFAULT_VLLM_TREE
     try:
-        data = json.loads(read_text(path, "vLLM tree"))
+        data = json.loads(read_input_text(path, "vLLM tree", SAVE_TREE))
     except json.JSONDecodeError:
         data = None
-    paths = data.get("paths") if isinstance(data, dict) else None
-    if not isinstance(paths, list) or not all(isinstance(item, str) for item in paths):
-        raise InputError(f"{path} has no 'paths' list of strings; re-run scripts/update_skill.py to save the vLLM tree")
-    return paths
+    if not is_saved_tree(data):
+        raise InputError(f"{path} has no 'paths' list of strings; {SAVE_TREE}")
+    return data["paths"]
 
 
 if __name__ == "__main__":

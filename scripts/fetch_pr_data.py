@@ -14,7 +14,10 @@ import sys
 
 from vllm_rocm_review import code_context
 from vllm_rocm_review.atomic_io import write_atomic
-from vllm_rocm_review.github import UNAUTHENTICATED_LIMIT
+from vllm_rocm_review.cli import add_github_options
+from vllm_rocm_review.cli import fail
+from vllm_rocm_review.cli import say
+from vllm_rocm_review.github import NO_TOKEN_WARNING
 from vllm_rocm_review.github import GitHubClient
 from vllm_rocm_review.github import GitHubError
 from vllm_rocm_review.github import RateLimited
@@ -45,7 +48,7 @@ exit codes: 0 written, 1 GitHub or runtime failure (no file written), 2 usage er
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fetch_pr_data.py",
-        description="Fetch a GitHub pull request (diff, files, comments, reviews, linked issues, "
+        description="Fetch a GitHub pull request (diff, files, comments, reviews, linked issues,\n"
         "optionally CI) as one slim JSON document.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -56,8 +59,7 @@ def build_parser():
     parser.add_argument(
         "--include-ci", action="store_true", help="add check runs and commit statuses of the head commit"
     )
-    parser.add_argument("--token", help="GitHub token (default: $GH_TOKEN, $GITHUB_TOKEN, then `gh auth token`)")
-    parser.add_argument("--api-url", metavar="URL", help="API base URL (default: $GITHUB_API_URL or https://api.github.com)")
+    add_github_options(parser)
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the conditional-request cache")
     parser.add_argument("--wait", action="store_true", help="sleep until the rate limit resets instead of failing")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -78,57 +80,54 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         ref = parse_pr_ref(args.pr, args.repo)
         api_url = resolve_api_url(args.api_url)
     except (PullRefError, ValueError) as error:
-        return _fail(error, 2)
+        return fail(error, 2)
     if args.sources_limit < 0:
-        return _fail("--sources-limit must be 0 or more", 2)
+        return fail("--sources-limit must be 0 or more", 2)
 
     token, token_source = discover_token_with_source(args.token, api_url)
     if token is None:
-        _say(
-            f"warning: no GitHub token (--token, GH_TOKEN, GITHUB_TOKEN or `gh auth login`); "
-            f"unauthenticated access is limited to {UNAUTHENTICATED_LIMIT} requests per hour"
-        )
+        say(NO_TOKEN_WARNING)
     show_progress = not args.quiet and sys.stderr.isatty()
     client = GitHubClient(
         api_url,
         token,
         use_cache=not args.no_cache,
         wait_for_reset=args.wait,
-        progress=(lambda line: _say(f"fetch: {line}")) if show_progress else None,
+        progress=(lambda line: say(f"fetch: {line}")) if show_progress else None,
     )
     try:
         document = fetch_pr_document(client, ref, include_ci=args.include_ci)
         _add_code_context(args, client, ref, document)
     except Unauthorized:
-        return _fail(f"token rejected by GitHub (401); the token came from {token_source}: renew it or unset it", 1)
+        return fail(f"token rejected by GitHub (401); the token came from {token_source}: renew it or unset it")
     except RateLimited as error:
         hint = "" if error.secondary or args.wait else "; pass --wait to sleep until then"
-        return _fail(f"{error}{hint}", 1)
+        return fail(f"{error}{hint}")
     except GitHubError as error:
-        return _fail(error, 1)
+        return fail(error)
     except KeyboardInterrupt:
-        return _fail("interrupted; nothing written", 1)
+        return fail("interrupted; nothing written")
 
     record_usage(document, client)
     for warning in document["meta"].get("warnings", []):
-        _say(f"warning: {warning}")
+        say(f"warning: {warning}")
     problems = validate_pr_document(document, strict=True)
     if problems:
-        return _fail(f"internal error, the document breaks its schema: {problems[0]}", 1)
+        return fail(f"internal error, the document breaks its schema: {problems[0]}")
     text = dump_json(document)
     if args.output:
         try:
             write_atomic(args.output, text)
         except OSError as error:
-            return _fail(f"cannot write {args.output}: {error.strerror or error}", 1)
+            return fail(f"cannot write {args.output}: {error.strerror or error}; check the path and permissions")
         if show_progress:
-            _say(f"fetch: wrote {args.output} ({client.requests_made} requests, {client.cache_hits} unchanged)")
+            say(f"fetch: wrote {args.output} ({client.requests_made} requests, {client.cache_hits} unchanged)")
     else:
         sys.stdout.write(text)
     return 0
@@ -156,15 +155,6 @@ def _add_code_context(args, client, ref, document):
         warnings.extend(source_warnings)
     if warnings:
         document["meta"].setdefault("warnings", []).extend(warnings)
-
-
-def _say(line):
-    print(line, file=sys.stderr, flush=True)
-
-
-def _fail(message, code):
-    _say(f"error: {message}")
-    return code
 
 
 if __name__ == "__main__":

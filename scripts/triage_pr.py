@@ -20,18 +20,21 @@ import sys
 from pathlib import Path
 
 from vllm_rocm_review.atomic_io import write_atomic
-from vllm_rocm_review.catalog import CatalogError, load_catalog
+from vllm_rocm_review.catalog import CatalogError
+from vllm_rocm_review.catalog import load_catalog
+from vllm_rocm_review.cli import FIX_SURFACE
+from vllm_rocm_review.cli import InputError
+from vllm_rocm_review.cli import fail
+from vllm_rocm_review.cli import load_pr_document
+from vllm_rocm_review.cli import say
 from vllm_rocm_review.digest import render_digest
-from vllm_rocm_review.pr_schema import validate_pr_document
+from vllm_rocm_review.file_errors import describe_os_error
 from vllm_rocm_review.reading_plan import expand
 from vllm_rocm_review.scaffold import render_scaffold
 from vllm_rocm_review.surface import SurfaceError
 from vllm_rocm_review.triage import triage
-from vllm_rocm_review.triage_config import TriageConfigError, load_triage_config
-
-
-class InputError(Exception):
-    """A problem the user fixes by changing an input file or an argument."""
+from vllm_rocm_review.triage_config import TriageConfigError
+from vllm_rocm_review.triage_config import load_triage_config
 
 
 def parse_args(argv):
@@ -62,35 +65,16 @@ def parse_args(argv):
     return args
 
 
-def load_document(path):
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file; write it with scripts/fetch_pr_data.py") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); "
-                         "pass the file fetch_pr_data.py wrote") from None
-    problems = validate_pr_document(document)
-    if problems:
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(f"{path}: not a PR document: {problems[0]}{more}; re-fetch it with scripts/fetch_pr_data.py")
-    return document
-
-
 def run(args):
-    document = load_document(args.pr_json)
+    document = load_pr_document(args.pr_json)
     try:
         config = load_triage_config()
     except (SurfaceError, TriageConfigError) as exc:
-        raise InputError(f"references/rocm-surface.yaml is unusable: {exc}") from None
+        raise InputError(f"{exc}; {FIX_SURFACE}") from None
     try:
         catalog = load_catalog()
     except CatalogError as exc:
-        print(f"note: {exc}; the reading plan lists sections without measuring them", file=sys.stderr)
+        say(f"note: {exc}; the reading plan lists sections without measuring them")
         catalog = None
     result = triage(document, config, catalog)
 
@@ -119,21 +103,19 @@ def run(args):
 
     if args.output:
         write_atomic(args.output, output)
-        print(f"wrote {args.output}", file=sys.stderr)
+        say(f"wrote {args.output}")
     else:
         sys.stdout.write(output)
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         run(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return fail(exc)
     except OSError as exc:
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}; check the path and permissions", file=sys.stderr)
-        return 1
+        return fail(f"{describe_os_error(exc)}; check the path and permissions")
     return 0
 
 

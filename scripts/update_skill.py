@@ -12,13 +12,18 @@ source vanished upstream or a vLLM path moved, went missing or reappeared.
 """
 
 import argparse
-import sys
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 
+from vllm_rocm_review.cli import FIX_SURFACE
+from vllm_rocm_review.cli import add_github_options
+from vllm_rocm_review.cli import fail
+from vllm_rocm_review.cli import say
 from vllm_rocm_review.curation import curation_line
 from vllm_rocm_review.curation import read_curated_shas
+from vllm_rocm_review.file_errors import describe_os_error
+from vllm_rocm_review.github import NO_TOKEN_WARNING
 from vllm_rocm_review.github import GitHubClient
 from vllm_rocm_review.github import GitHubError
 from vllm_rocm_review.github import Unauthorized
@@ -45,6 +50,7 @@ EXIT_DRIFT = 3
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
+        prog="update_skill.py",
         description=(
             "Download the upstream review documents listed in references/rocm-surface.yaml into "
             "references/upstream/ (only those whose SHA changed), keep the previous copies and diffs "
@@ -55,17 +61,13 @@ def parse_args(argv):
     parser.add_argument(
         "--check-vllm-tree",
         action="store_true",
-        help="also check every vLLM path named in rocm-surface.yaml against vllm-project/vllm's default branch",
+        help="also check every vLLM path named in rocm-surface.yaml against vllm-project/vllm's default branch "
+        "(exit 3 on drift) and save the path list to references/upstream/vllm-tree.json for check_report.py",
     )
     parser.add_argument(
         "--skill-dir", metavar="DIR", help="skill bundle to update (default: the one this script is in)"
     )
-    parser.add_argument(
-        "--api-url", metavar="URL", help="GitHub API base URL (default: $GITHUB_API_URL, else https://api.github.com)"
-    )
-    parser.add_argument(
-        "--token", metavar="TOKEN", help="GitHub token (default: $GH_TOKEN, $GITHUB_TOKEN, then `gh auth token`)"
-    )
+    add_github_options(parser)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -84,35 +86,38 @@ def main(argv=None) -> int:
     upstream_dir = skill_dir / UPSTREAM_DIR.relative_to(SKILL_DIR)
     catalog_path = skill_dir / RULES_CATALOG.relative_to(SKILL_DIR)
     if not surface_path.is_file():
-        _error(f"{surface_path} not found; --skill-dir must point at the skill bundle")
-        return EXIT_USAGE
+        return fail(f"{surface_path} not found; --skill-dir must point at the skill bundle", EXIT_USAGE)
     try:
         api_url = resolve_api_url(args.api_url)
+    except ValueError as exc:
+        return fail(exc, EXIT_USAGE)
+    try:
         surface = load_surface(surface_path)
-    except ValueError as exc:  # SurfaceError is a ValueError too: a broken bundle, not bad usage
-        _error(exc)
-        return EXIT_FAILURE if isinstance(exc, SurfaceError) else EXIT_USAGE
+    except SurfaceError as exc:  # a broken bundle, not bad usage
+        return fail(f"{exc}; {FIX_SURFACE}", EXIT_FAILURE)
     token, token_source = discover_token_with_source(args.token, api_url)
     client = GitHubClient(api_url, token)
     if token is None:
-        _stderr("note: no GitHub token found; unauthenticated requests are limited to 60 per hour")
+        say(NO_TOKEN_WARNING)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if args.dry_run:
-        _stderr("dry run: nothing will be written")
+        say("dry run: nothing will be written")
     try:
         drifted = _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now)
-    except (GitHubError, OSError) as exc:
-        _stderr(_request_summary(client))
-        _error(f"{exc} (token from {token_source})" if isinstance(exc, Unauthorized) else exc)
-        return EXIT_FAILURE
-    _stderr(_request_summary(client))
+    except GitHubError as exc:
+        say(_request_summary(client))
+        return fail(f"{exc} (token from {token_source})" if isinstance(exc, Unauthorized) else exc, EXIT_FAILURE)
+    except OSError as exc:
+        say(_request_summary(client))
+        return fail(f"{describe_os_error(exc)}; check the path and permissions", EXIT_FAILURE)
+    say(_request_summary(client))
     return EXIT_DRIFT if drifted else EXIT_OK
 
 
 def _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now):
     """Refresh, print the per-source lines and the curation line, then the tree check; True on drift."""
     refresh = refresh_upstream(
-        client, upstream_dir, load_sources(surface), now=now, force=args.force, dry_run=args.dry_run, warn=_stderr
+        client, upstream_dir, load_sources(surface), now=now, force=args.force, dry_run=args.dry_run, warn=say
     )
     for outcome in refresh.outcomes:
         print(outcome.line())
@@ -121,16 +126,16 @@ def _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now):
             print(f"diff: {outcome.diff_path.relative_to(skill_dir)}")
     print(curation_line(read_curated_shas(catalog_path), refresh.current_shas(), catalog_path.name))
     if refresh.metadata_written:
-        _stderr(f"saved {(upstream_dir / METADATA_NAME).relative_to(skill_dir)}")
+        say(f"saved {(upstream_dir / METADATA_NAME).relative_to(skill_dir)}")
     if not args.check_vllm_tree:
         return refresh.drifted
     checks = surface_path_checks(surface)
     tree = check_vllm_tree(client, upstream_dir, checks, now=now, force=args.force, dry_run=args.dry_run)
     for verdict in tree.verdicts:
         print(verdict.line())
-    _stderr(tree.summary())
+    say(tree.summary())
     if tree.saved:
-        _stderr(f"saved {(upstream_dir / TREE_FILE_NAME).relative_to(skill_dir)}")
+        say(f"saved {(upstream_dir / TREE_FILE_NAME).relative_to(skill_dir)}")
     return refresh.drifted or tree.drifted
 
 
@@ -141,14 +146,6 @@ def _request_summary(client):
         f"{client.cache_hits} answered 304 from the cache); rate limit remaining: "
         f"{remaining if remaining is not None else 'unknown'}"
     )
-
-
-def _stderr(message):
-    print(message, file=sys.stderr)
-
-
-def _error(problem):
-    _stderr("error: " + " ".join(str(problem).split()))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ Commit the golden files only when each change in it is intended. Needs ../shared
 real cases and the mori snapshot); the tests compare against these files byte for byte.
 """
 
-import functools
 import json
 import sys
 from pathlib import Path
@@ -29,22 +28,14 @@ def golden_path(number):
     return GOLDEN_DIR / f"pr-{number}.json"
 
 
-@functools.cache
-def _references():
-    from vllm_rocm_review.catalog import load_catalog
-    from vllm_rocm_review.triage_config import load_triage_config
-
-    return load_triage_config(), load_catalog()
-
-
 def render_golden(number):
     """The golden text for one case: its triage result as the CLI's --json prints it."""
+    from triage_support import CATALOG, CONFIG
     from vllm_cases import build_pr_document
 
     from vllm_rocm_review.triage import triage
 
-    config, catalog = _references()
-    result = triage(build_pr_document(number), config, catalog, snapshot_path=MORI_SNAPSHOT)
+    result = triage(build_pr_document(number), CONFIG, CATALOG, snapshot_path=MORI_SNAPSHOT)
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
 
 

@@ -1,15 +1,15 @@
 """The rule catalog: anchors triage can cut, rule bodies in the fixed shape, agreement with the YAML, and provenance."""
 
-import fnmatch
-import json
 import re
 import statistics
 
 import pytest
 
 from conftest import ROOT, shared_path
-from vllm_rocm_review.catalog import parse_catalog, rule_anchor
-from vllm_rocm_review.surface import load_surface
+from vllm_tree import vllm_main_paths
+
+from vllm_rocm_review.catalog import parse_catalog, rule_anchor, table_rows
+from vllm_rocm_review.surface import glob_matches, is_glob, load_surface
 
 CATALOG_PATH = ROOT / "references" / "vllm-rocm-review-rules.md"
 
@@ -54,25 +54,9 @@ def category_anchor(rule_id):
 
 
 def section_lines(catalog, anchor):
-    section = catalog.section(anchor)
-    assert section is not None, f"no section {anchor!r}"
-    return catalog.lines[section.start:section.end]
-
-
-def table_rows(lines):
-    """Data rows of the first markdown table in these lines, as lists of stripped cells."""
-    rows = []
-    for line in lines:
-        stripped = line.strip()
-        if not stripped.startswith("|"):
-            if rows:
-                break
-            continue
-        cells = [cell.strip() for cell in stripped.strip("|").split("|")]
-        if all(re.fullmatch(r":?-{3,}:?", cell) for cell in cells):
-            continue
-        rows.append(cells)
-    return rows
+    lines = catalog.section_lines(anchor)
+    assert lines is not None, f"no section {anchor!r}"
+    return lines
 
 
 def mapped_rule_ids(surface):
@@ -296,8 +280,7 @@ def test_no_long_sentence_shared_with_upstream(catalog_text):
 
 @pytest.fixture(scope="module")
 def vllm_paths():
-    tree = json.loads(shared_path("vllm-tree", "vllm-main-tree.json").read_text(encoding="utf-8"))
-    return {entry["path"] for entry in tree["tree"]}
+    return set(vllm_main_paths())
 
 
 def catalog_repo_paths(catalog_text):
@@ -310,11 +293,6 @@ def test_catalog_names_vllm_paths(catalog_text):
 
 
 def test_every_backticked_vllm_path_exists(catalog_text, vllm_paths):
-    missing = []
-    for path in catalog_repo_paths(catalog_text):
-        if any(char in path for char in "*?["):
-            if not fnmatch.filter(vllm_paths, path):
-                missing.append(path)
-        elif path not in vllm_paths:
-            missing.append(path)
+    missing = [path for path in catalog_repo_paths(catalog_text)
+               if not (glob_matches(path, vllm_paths) if is_glob(path) else path in vllm_paths)]
     assert missing == [], f"not in vLLM main: {missing}"

@@ -6,7 +6,9 @@ import re
 import pytest
 
 import check_report
-from conftest import ROOT, shared_path
+from conftest import ROOT
+from vllm_tree import vllm_main_paths
+
 from vllm_rocm_review import report_format as fmt
 from vllm_rocm_review.report_check import check_report as run_checks
 from vllm_rocm_review.report_check import parse_report, rule_ids_in
@@ -368,8 +370,7 @@ def test_example_report_passes_against_its_pr_document():
     text = example.read_text(encoding="utf-8")
     number = int(re.match(r"# PR #(\d+):", text).group(1))
     document = build_pr_document(number)
-    tree = json.loads(shared_path("vllm-tree", "vllm-main-tree.json").read_text(encoding="utf-8"))
-    vllm_paths = [entry["path"] for entry in tree["tree"] if entry.get("type") == "blob"]
+    vllm_paths = vllm_main_paths(blobs_only=True)
     found = run_checks(text, pr_document=document, vllm_paths=vllm_paths)
     assert [f.render("example-report.md") for f in found] == []
 

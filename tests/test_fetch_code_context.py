@@ -2,11 +2,11 @@
 
 import json
 import os
-import stat
 import subprocess
 
 import fetch_pr_data
 import pytest
+from github_env import isolate_github_env
 from github_replica import GitHubReplica
 from github_replica import Reply
 from replica_pull_request import FakePull
@@ -34,18 +34,9 @@ def git(cwd, *args):
 
 @pytest.fixture
 def env(monkeypatch, tmp_path):
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_API_URL", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(name, raising=False)
     for name, value in GIT_ENV.items():
         monkeypatch.setenv(name, value)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    gh = bin_dir / "gh"
-    gh.write_text("#!/bin/sh\nexit 1\n")
-    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("VLLM_ROCM_REVIEW_CACHE", str(tmp_path / "cache"))
-    return tmp_path
+    return isolate_github_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture

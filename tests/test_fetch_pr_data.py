@@ -1,11 +1,10 @@
 """fetch_pr_data.py end to end against the local GitHub replica (real sockets, no network)."""
 
 import json
-import os
-import stat
 
 import fetch_pr_data
 import pytest
+from github_env import isolate_github_env
 from github_replica import GitHubReplica
 from replica_pull_request import FakePull
 from replica_pull_request import pull_from_case
@@ -28,16 +27,7 @@ FULL_REF = "vllm-project/vllm"
 @pytest.fixture
 def env(monkeypatch, tmp_path):
     """No ambient token, a `gh` that fails, and a private cache directory."""
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_API_URL", "XDG_CACHE_HOME", "VLLM_ROCM_REVIEW_GIT_URL"):
-        monkeypatch.delenv(name, raising=False)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    gh = bin_dir / "gh"
-    gh.write_text("#!/bin/sh\nexit 1\n")
-    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("VLLM_ROCM_REVIEW_CACHE", str(tmp_path / "cache"))
-    return tmp_path
+    return isolate_github_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture

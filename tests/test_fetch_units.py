@@ -5,7 +5,7 @@ import json
 
 import pytest
 from conftest import ROOT
-from conftest import shared_path
+from vllm_tree import vllm_main_paths
 
 from vllm_rocm_review.ci_checks import build_checks
 from vllm_rocm_review.diff_rebuild import rebuild_unified_diff
@@ -164,8 +164,7 @@ def test_example_pr_diff_matches_its_file_list(example):
 
 
 def test_example_pr_paths_exist_in_vllm():
-    tree = json.loads(shared_path("vllm-tree", "vllm-main-tree.json").read_text(encoding="utf-8"))
-    paths = {entry["path"] for entry in tree["tree"]}
+    paths = set(vllm_main_paths())
     example = json.loads(EXAMPLE_PR.read_text(encoding="utf-8"))
     assert {entry["filename"] for entry in example["files"]} <= paths
     assert {comment["path"] for comment in example["review_comments"]} <= paths

@@ -39,3 +39,4 @@ def test_unparsable_surface_is_one_line_error(tmp_path):
     with pytest.raises(SurfaceError) as info:
         load_surface(bad)
     assert "not valid YAML" in str(info.value)
+    assert "\n" not in str(info.value) and "line 1" in str(info.value)

@@ -5,6 +5,8 @@ import os
 import stat
 
 import pytest
+from github_env import clear_github_env
+from github_env import fake_gh
 from github_replica import GitHubReplica
 from github_replica import Reply
 
@@ -330,18 +332,12 @@ def test_graphql_url_for_github_and_enterprise():
 
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_API_URL", "VLLM_ROCM_REVIEW_CACHE", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(name, raising=False)
+    """No GitHub variables, and a PATH holding only an empty folder (no `gh` unless a test adds one)."""
+    clear_github_env(monkeypatch)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
     return bin_dir
-
-
-def fake_gh(bin_dir, script):
-    path = bin_dir / "gh"
-    path.write_text("#!/bin/sh\n" + script + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
 
 def test_resolve_api_url_precedence(clean_env, monkeypatch):
@@ -359,7 +355,7 @@ def test_token_precedence(clean_env, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_fromgithub")
     assert github.discover_token_with_source(None) == ("ghs_fromgithub", "$GITHUB_TOKEN")
     monkeypatch.setenv("GH_TOKEN", "ghp_fromgh_env")
-    assert github.discover_token(None) == "ghp_fromgh_env"
+    assert github.discover_token_with_source(None)[0] == "ghp_fromgh_env"
     assert github.discover_token_with_source("ghp_cli") == ("ghp_cli", "--token")
 
 
@@ -371,12 +367,12 @@ def test_failing_gh_means_no_token(clean_env):
 def test_gh_gets_the_enterprise_hostname(clean_env, tmp_path):
     log = tmp_path / "gh-args"
     fake_gh(clean_env, f'echo "$@" > {log}; echo gho_enterprise')
-    assert github.discover_token(None, "https://ghe.example.com/api/v3") == "gho_enterprise"
+    assert github.discover_token_with_source(None, "https://ghe.example.com/api/v3")[0] == "gho_enterprise"
     assert log.read_text().split() == ["auth", "token", "--hostname", "ghe.example.com"]
 
 
 def test_no_gh_on_path_means_no_token(clean_env):
-    assert github.discover_token(None) is None
+    assert github.discover_token_with_source(None)[0] is None
 
 
 def test_default_cache_dir_precedence(clean_env, monkeypatch, tmp_path):

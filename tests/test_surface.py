@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from conftest import shared_path
 from vllm_cases import load_cases
+from vllm_tree import vllm_main_paths
+
 from vllm_rocm_review.surface import (
     SurfaceError,
     check_surface_paths,
@@ -60,8 +61,7 @@ def surface():
 
 @pytest.fixture(scope="module")
 def tree_paths():
-    tree = json.loads(shared_path("vllm-tree", "vllm-main-tree.json").read_text(encoding="utf-8"))
-    return [entry["path"] for entry in tree["tree"]]
+    return vllm_main_paths()
 
 
 def marker_ids(surface, kind, text):
@@ -203,7 +203,7 @@ def test_iter_surface_paths_covers_every_path_section(surface):
     assert tuning == surface["tuning_configs"]["globs"]
 
 
-def test_check_surface_paths_catches_drift(surface):
+def test_check_surface_paths_catches_drift():
     small = {
         "known_paths": [
             {"path": "a/gone.py", "old": True, "moved_to": "a/new.py", "why": "x"},

@@ -7,14 +7,11 @@ import pytest
 
 from bless import golden_path, render_golden
 from conftest import shared_path
+from triage_support import CATALOG, CONFIG
 from vllm_cases import build_pr_document, case_ids, load_cases
 
-from vllm_rocm_review.catalog import load_catalog
 from vllm_rocm_review.triage import triage
-from vllm_rocm_review.triage_config import load_triage_config
 
-CONFIG = load_triage_config()
-CATALOG = load_catalog()
 MEDIAN_FRACTION_GOAL = 0.25
 
 

@@ -10,17 +10,18 @@ import json
 import shutil
 
 import pytest
-import yaml
 from conftest import ROOT
 from conftest import shared_path
 from github_replica import GitHubReplica
 from replica_contents import ServedRepos
+from vllm_tree import vllm_main_tree
 
 import update_skill
 from vllm_rocm_review.github import GitHubClient
 from vllm_rocm_review.github import NetworkError
 from vllm_rocm_review.github import RetryPolicy
 from vllm_rocm_review.github import ServerError
+from vllm_rocm_review.surface import is_glob
 from vllm_rocm_review.surface import load_surface
 from vllm_rocm_review.upstream import load_sources
 from vllm_rocm_review.upstream import refresh_upstream
@@ -51,7 +52,7 @@ def shared_docs():
 
 @pytest.fixture(scope="module")
 def vllm_tree():
-    return json.loads(shared_path("vllm-tree", "vllm-main-tree.json").read_text(encoding="utf-8"))
+    return vllm_main_tree()
 
 
 @pytest.fixture
@@ -410,7 +411,7 @@ def _two_unique_files(checks, tree):
     for path in blobs:
         names[path.rsplit("/", 1)[-1]] = names.get(path.rsplit("/", 1)[-1], 0) + 1
     checked = {path for path, old in checks}
-    folders = {path for path in checked if not any(c in path for c in "*?[")} - set(blobs)
+    folders = {path for path in checked if not is_glob(path)} - set(blobs)
     blob_set = set(blobs)
     picked = []
     for path, old in checks:
@@ -453,8 +454,8 @@ def test_truncated_tree_falls_back_to_subtrees(skill, upstream, vllm_tree, capsy
 
 def test_old_location_reappearing_is_drift(skill, upstream, capsys):
     surface_file = skill / "references" / "rocm-surface.yaml"
-    surface = yaml.safe_load(surface_file.read_text(encoding="utf-8"))
-    old = [entry for entry in surface["known_paths"] if entry.get("old") and not any(c in entry["path"] for c in "*?[")]
+    surface = load_surface(surface_file)
+    old = [entry for entry in surface["known_paths"] if entry.get("old") and not is_glob(entry["path"])]
     if not old:
         pytest.skip("the surface marks no old vLLM location")
     path = old[0]["path"]

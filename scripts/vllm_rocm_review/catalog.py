@@ -11,15 +11,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .file_errors import read_failure
 from .skill_paths import RULES_CATALOG
 
 ANCHOR_LINE = re.compile(r'^<a id="([^"]+)"></a>\s*$')
 HEADING_LINE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+SEPARATOR_CELL = re.compile(r":?-{3,}:?")
 RULE_ANCHOR_PREFIX = "rule-"
 
 
 class CatalogError(ValueError):
-    """The catalog is missing or has no usable anchors."""
+    """The catalog is missing, unreadable or has no usable anchors."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,8 @@ class Catalog:
 
     def cut(self, anchor):
         """The text of one section (anchor line included), or None when the anchor is absent."""
-        section = self._by_anchor.get(anchor)
-        if section is None:
-            return None
-        return "\n".join(self.lines[section.start:section.end]).rstrip("\n") + "\n"
+        lines = self.section_lines(anchor)
+        return None if lines is None else "\n".join(lines).rstrip("\n") + "\n"
 
     def covered_lines(self, anchors):
         """How many distinct catalog lines these sections span together (nesting counted once)."""
@@ -72,6 +72,11 @@ class Catalog:
             if section is not None:
                 covered.update(range(section.start, section.end))
         return len(covered)
+
+    def section_lines(self, anchor):
+        """The lines of one section (anchor line included), or None when the anchor is absent."""
+        section = self._by_anchor.get(anchor)
+        return None if section is None else self.lines[section.start:section.end]
 
     def rule_ids(self):
         """Rule IDs with a body, upper-cased from their ``rule-<id>`` anchors, in file order."""
@@ -84,6 +89,21 @@ def rule_anchor(rule_id):
     return RULE_ANCHOR_PREFIX + rule_id.lower()
 
 
+def table_rows(lines):
+    """Rows of the first markdown table in ``lines`` as lists of stripped cells: header first, separator dropped."""
+    rows = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [cell.strip() for cell in stripped.strip("|").split("|")]
+        if not all(SEPARATOR_CELL.fullmatch(cell) for cell in cells):
+            rows.append(cells)
+    return rows
+
+
 def parse_catalog(text, path=None):
     return Catalog(text, path)
 
@@ -93,8 +113,8 @@ def load_catalog(path=RULES_CATALOG):
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"{path}: {read_failure(exc)}") from None
     catalog = Catalog(text, path)
     if not catalog.sections:
         raise CatalogError(f'{path}: no <a id="..."></a> anchors followed by a heading')

@@ -8,45 +8,25 @@ reflect, so comparing it with the SHAs just fetched answers "is there anything t
 import re
 from pathlib import Path
 
-CHANGELOG_ANCHOR = '<a id="changelog"></a>'
+from .catalog import parse_catalog
+from .catalog import table_rows
+
+CHANGELOG_ANCHOR = "changelog"
 SOURCE_TOKEN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)@([0-9a-fA-F]{7,40})")
-ANY_ANCHOR = re.compile(r'^<a id="[^"]+"></a>\s*$')
 
 
 def read_curated_shas(catalog_path):
     """``{source name: sha prefix}`` from the changelog's last row, or None when there is none."""
     try:
         text = Path(catalog_path).read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
-    rows = _changelog_rows(text)
+    lines = parse_catalog(text, catalog_path).section_lines(CHANGELOG_ANCHOR)
+    rows = table_rows(lines)[1:] if lines else []  # the first row is the header
     if not rows:
         return None
     sources_cell = rows[-1][1] if len(rows[-1]) > 1 else ""
     return {name: sha.lower() for name, sha in SOURCE_TOKEN.findall(sources_cell)}
-
-
-def _changelog_rows(text):
-    """Data rows (lists of cells) of the first table after the changelog anchor."""
-    lines = text.splitlines()
-    try:
-        start = next(i for i, line in enumerate(lines) if line.strip() == CHANGELOG_ANCHOR)
-    except StopIteration:
-        return []
-    rows = []
-    for line in lines[start + 1 :]:
-        if ANY_ANCHOR.match(line.strip()):
-            break
-        stripped = line.strip()
-        if not stripped.startswith("|"):
-            if rows:
-                break
-            continue
-        cells = [cell.strip() for cell in stripped.strip("|").split("|")]
-        if all(re.fullmatch(r":?-{3,}:?", cell) for cell in cells):
-            continue
-        rows.append(cells)
-    return rows[1:]  # the first row is the header
 
 
 def changed_since_curation(curated, current):

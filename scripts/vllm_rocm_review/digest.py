@@ -1,5 +1,7 @@
 """The compact text digest of a triage result: what the reviewing agent reads first."""
 
+from .families import has_diff_evidence
+
 FILES_SHOWN = 8
 EVIDENCE_SHOWN = 2
 CHECK_ITEMS_SHOWN = 4
@@ -61,8 +63,7 @@ def _rules(result):
     for family in result["families"]:
         where = [_where(item) for item in family["evidence"][:EVIDENCE_SHOWN]]
         lines.append(f"family {family['id']} -> {' '.join(family['rules'])}: {'; '.join(where)}")
-    with_evidence = [rule for rule in result["rules"] if any(s["via"] == "family" for s in rule["sources"])
-                     or rule["id"] == "HK"]
+    with_evidence = [rule for rule in result["rules"] if has_diff_evidence(rule)]
     type_only = [rule for rule in result["rules"] if rule not in with_evidence]
     if with_evidence:
         lines.append("rules with diff evidence (read the body): " + "; ".join(

@@ -209,6 +209,11 @@ def collect_rules(config, pr_types, families, relevance_level):
     return rules, judgment, skipped
 
 
+def has_diff_evidence(rule):
+    """Is the rule's body worth reading in full: a diff family derived it, or it always applies?"""
+    return rule["id"] == ALWAYS_RULE or any(source["via"] == "family" for source in rule["sources"])
+
+
 CATEGORY_ORDER = ("A", "B", "C", "D", "E", "F", "G", "P", "V", "HK")
 
 

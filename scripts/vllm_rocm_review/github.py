@@ -9,10 +9,10 @@ Public API
 ``resolve_api_url(cli_value)``
     ``--api-url``, else ``$GITHUB_API_URL``, else ``https://api.github.com`` (no trailing slash).
     Raises ``ValueError`` for anything that is not an http(s) URL.
-``discover_token(cli_value, api_url=None)`` / ``discover_token_with_source(...)``
-    ``--token``, else ``$GH_TOKEN``, else ``$GITHUB_TOKEN``, else ``gh auth token`` when ``gh`` is
-    on PATH (any failure there means no token), else None. The ``_with_source`` variant also
-    returns where the token came from ("--token", "$GH_TOKEN", …, or "none"), never the token.
+``discover_token_with_source(cli_value, api_url=None)``
+    ``(token, source)``: ``--token``, else ``$GH_TOKEN``, else ``$GITHUB_TOKEN``, else ``gh auth
+    token`` when ``gh`` is on PATH (any failure there means no token), else None; ``source`` says
+    where the token came from ("--token", "$GH_TOKEN", …, or "none") and never holds the token.
 ``default_cache_dir()``
     ``$VLLM_ROCM_REVIEW_CACHE``, else ``$XDG_CACHE_HOME/vllm-rocm-pr-review``, else
     ``~/.cache/vllm-rocm-pr-review``.
@@ -81,6 +81,10 @@ PER_PAGE = 100
 # needs while bounding a runaway Link chain.
 DEFAULT_MAX_PAGES = 50
 UNAUTHENTICATED_LIMIT = 60
+NO_TOKEN_WARNING = (
+    "warning: no GitHub token (--token, GH_TOKEN, GITHUB_TOKEN or `gh auth login`); "
+    f"unauthenticated access is limited to {UNAUTHENTICATED_LIMIT} requests per hour"
+)
 # Seconds to wait on a secondary limit that names no retry-after (GitHub asks for at least 60).
 SECONDARY_DEFAULT_WAIT = 60
 TOKEN_FINGERPRINT_SALT = b"vllm-rocm-pr-review/token-fingerprint/v1"
@@ -174,11 +178,6 @@ def resolve_api_url(cli_value=None):
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"API URL {value!r} is not an http(s) URL; pass e.g. --api-url https://api.github.com")
     return value
-
-
-def discover_token(cli_value=None, api_url=None):
-    """The token to use, or None for unauthenticated access (see discover_token_with_source)."""
-    return discover_token_with_source(cli_value, api_url)[0]
 
 
 def discover_token_with_source(cli_value=None, api_url=None):
@@ -437,7 +436,8 @@ class GitHubClient:
             except (requests.ConnectionError, requests.Timeout) as exc:
                 if failures >= self.retry.max_retries:
                     raise NetworkError(
-                        f"{method} {_short(url)}: connection failed after {failures + 1} attempts ({type(exc).__name__})"
+                        f"{method} {_short(url)}: connection failed after {failures + 1} attempts ({type(exc).__name__}); "
+                        "check the network and the API URL"
                     ) from None
                 self._sleep(self.retry.backoff(failures))
                 failures += 1

@@ -8,10 +8,9 @@ and each entry can be found, and cut out, by line.
 import json
 
 
-def dump_json(value, depth=0):
-    """``value`` as JSON text in the layout above, with a trailing newline at the top level."""
-    text = _render(value, depth)
-    return text + "\n" if depth == 0 else text
+def dump_json(value):
+    """``value`` as JSON text in the layout above, with a trailing newline."""
+    return _render(value, 0) + "\n"
 
 
 def _render(value, depth):

@@ -2,10 +2,11 @@
 
 import re
 
-MAX_LINKED_ISSUES = 5
-_OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
-_NAME = r"[A-Za-z0-9._-]{1,100}"
-_SHORT_REF = re.compile(rf"(?<![\w.&/#-])(?:(?P<repo>{_OWNER}/{_NAME}))?#(?P<number>[0-9]{{1,9}})\b")
+from .pr_ref import NAME_PATTERN
+from .pr_ref import OWNER_PATTERN
+from .pr_schema import MAX_LINKED_ISSUES
+
+_SHORT_REF = re.compile(rf"(?<![\w.&/#-])(?:(?P<repo>{OWNER_PATTERN}/{NAME_PATTERN}))?#(?P<number>[0-9]{{1,9}})\b")
 _CLOSING_BEFORE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*$", re.IGNORECASE)
 # Templates and pasted logs are full of text that only looks like references.
 _NOISE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|<!--.*?-->", re.DOTALL)
@@ -16,7 +17,7 @@ def find_issue_references(body, repo, web_host, exclude_number=None):
     in order of appearance, without duplicates or the PR itself, at most MAX_LINKED_ISSUES."""
     text = _NOISE.sub(" ", body or "")
     url = re.compile(
-        rf"https?://{re.escape(web_host)}/(?P<repo>{_OWNER}/{_NAME})/issues/(?P<number>[0-9]{{1,9}})\b",
+        rf"https?://{re.escape(web_host)}/(?P<repo>{OWNER_PATTERN}/{NAME_PATTERN})/issues/(?P<number>[0-9]{{1,9}})\b",
         re.IGNORECASE,
     )
     found = []

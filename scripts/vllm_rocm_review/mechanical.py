@@ -11,6 +11,7 @@ import re
 
 from .ci_checks import FAILED_OUTCOMES, check_run_outcome, status_outcome
 from .skill_paths import UPSTREAM_DIR
+from .skill_paths import bundle_relative
 
 MAX_ITEMS = 20
 IMPORT_FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+(.*)$")
@@ -87,7 +88,7 @@ def mori_symbols(config, diffs, snapshot_path=None):
     if snapshot_path is None and settings["snapshot_source"] in config.upstream_targets:
         target = config.upstream_targets[settings["snapshot_source"]]
         snapshot_path = UPSTREAM_DIR / target
-        shown_path = f"references/upstream/{target}"
+        shown_path = bundle_relative(snapshot_path)
     tree = load_mori_snapshot(snapshot_path) if snapshot_path is not None else None
     modules = set(curated) | {root}
     if tree is not None:

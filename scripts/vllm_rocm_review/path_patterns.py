@@ -1,10 +1,14 @@
-"""Path patterns as the surface file writes them: globs, files and directories."""
+"""Path patterns as the surface file writes them, compiled for triage: globs, files and directories.
+
+Globs match as surface.glob_matches does (``fnmatch``, ``*`` crossing ``/``); a plain path also
+matches what lies under it, so a directory entry covers its files.
+"""
 
 import fnmatch
 import re
 from dataclasses import dataclass
 
-GLOB_CHARS = re.compile(r"[*?\[]")
+from .surface import is_glob
 
 
 @dataclass(frozen=True)
@@ -16,7 +20,7 @@ class PathPattern:
 
     @classmethod
     def parse(cls, path):
-        if GLOB_CHARS.search(path):
+        if is_glob(path):
             return cls(path, re.compile(fnmatch.translate(path)))
         return cls(path, re.compile(re.escape(path.rstrip("/")) + r"(?:/.*)?\Z", re.DOTALL))
 

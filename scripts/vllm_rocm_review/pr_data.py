@@ -236,11 +236,7 @@ def slim_issue_comment(raw):
 
 def slim_review_comment(raw):
     return {
-        "id": raw["id"],
-        "author": _login(raw),
-        "body": raw.get("body"),
-        "created_at": raw.get("created_at") or "",
-        "html_url": raw.get("html_url") or "",
+        **slim_issue_comment(raw),
         "path": raw.get("path") or "",
         "line": raw.get("line"),
         "original_line": raw.get("original_line"),

@@ -5,14 +5,15 @@ from dataclasses import dataclass
 
 DEFAULT_REPO = "vllm-project/vllm"
 
-_OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
-_NAME = r"[A-Za-z0-9._-]{1,100}"
-_REPO = re.compile(rf"^(?P<owner>{_OWNER})/(?P<name>{_NAME})$")
+# GitHub's grammar for owner and repository names (also used to find issue references).
+OWNER_PATTERN = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
+NAME_PATTERN = r"[A-Za-z0-9._-]{1,100}"
+_REPO = re.compile(rf"^(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})$")
 _NUMBER = re.compile(r"^#?(?P<number>[0-9]{1,9})$")
-_SHORT = re.compile(rf"^(?P<owner>{_OWNER})/(?P<name>{_NAME})#(?P<number>[0-9]{{1,9}})$")
+_SHORT = re.compile(rf"^(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})#(?P<number>[0-9]{{1,9}})$")
 # Any host, so GitHub Enterprise URLs work; anything after the number (/files, #discussion…) is ignored.
 _URL = re.compile(
-    rf"^https?://[^/\s]+/(?P<owner>{_OWNER})/(?P<name>{_NAME})/pull/(?P<number>[0-9]{{1,9}})(?:[/?#].*)?$"
+    rf"^https?://[^/\s]+/(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})/pull/(?P<number>[0-9]{{1,9}})(?:[/?#].*)?$"
 )
 
 

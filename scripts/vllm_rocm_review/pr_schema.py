@@ -45,7 +45,7 @@ OUTCOMES = (
     "action_required",
     "error",
 )
-MAX_LINKED_ISSUES = 5
+MAX_LINKED_ISSUES = 5  # fetch_pr_data.py follows at most this many references in the body
 
 
 class _Nullable:
@@ -101,14 +101,11 @@ FILE = _Object(
     {"filename": STR, "status": STR, "additions": INT, "deletions": INT},
     {"patch": STR, "previous_filename": STR},
 )
-ISSUE_COMMENT = _Object({"id": INT, "author": STR, "body": OPT_STR, "created_at": STR, "html_url": STR})
+COMMENT_FIELDS = {"id": INT, "author": STR, "body": OPT_STR, "created_at": STR, "html_url": STR}
+ISSUE_COMMENT = _Object(COMMENT_FIELDS)
 REVIEW_COMMENT = _Object(
     {
-        "id": INT,
-        "author": STR,
-        "body": OPT_STR,
-        "created_at": STR,
-        "html_url": STR,
+        **COMMENT_FIELDS,
         "path": STR,
         "line": OPT_INT,
         "original_line": OPT_INT,

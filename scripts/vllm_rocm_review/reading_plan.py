@@ -10,9 +10,11 @@ performance claims) reads the planned sections first and then the whole catalog.
 """
 
 from .catalog import rule_anchor
-from .families import ALWAYS_RULE
+from .families import has_diff_evidence
+from .skill_paths import RULES_CATALOG
+from .skill_paths import bundle_relative
 
-CATALOG_NAME = "references/vllm-rocm-review-rules.md"
+CATALOG_NAME = bundle_relative(RULES_CATALOG)
 
 
 def deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check):
@@ -57,8 +59,7 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
     if relevance_level != "none":
         for rule in rule_ids:
             anchors += settings["with_rule"].get(rule, [])
-    bodies = [rule["id"] for rule in rules
-              if rule["id"] == ALWAYS_RULE or any(source["via"] == "family" for source in rule["sources"])]
+    bodies = [rule["id"] for rule in rules if has_diff_evidence(rule)]
     anchors += [rule_anchor(rule) for rule in bodies]
     anchors = list(dict.fromkeys(anchors))
     listed = [rule["id"] for rule in rules if rule["id"] not in bodies] + [rule["id"] for rule in judgment_rules]

@@ -13,9 +13,6 @@ a ROCm marker). The level:
 - none: nothing; weak markers (bare fp8, mxfp4 ...) never count on their own.
 """
 
-LEVELS = ("full", "partial", "none")
-
-
 def scan_text(config, text):
     """Strong and weak marker hits in one text, with guarded markers set aside."""
     lowered = text.lower()
@@ -92,10 +89,8 @@ def content_evidence(config, diff):
     return found
 
 
-def gate(config, pr, diffs):
-    """The relevance verdict with its evidence, plus the exposed files."""
-    title_hits = scan_text(config, pr.get("title") or "")
-    body_hits = scan_text(config, clean_body(config, pr.get("body")))
+def exposed_files(config, diffs):
+    """(ROCm files, shared files) as {path, why}: a file's new path, then its old one, then its changed lines."""
     rocm_files, shared_files = [], []
     for diff in diffs:
         paths = [diff.path] + ([diff.old_path] if diff.old_path else [])
@@ -111,7 +106,14 @@ def gate(config, pr, diffs):
             rocm_files.append({"path": diff.path, "why": reasons})
         elif verdict == "shared":
             shared_files.append({"path": diff.path, "why": reasons})
+    return rocm_files, shared_files
 
+
+def gate(config, pr, diffs):
+    """The relevance verdict with its evidence, plus the exposed files."""
+    title_hits = scan_text(config, pr.get("title") or "")
+    body_hits = scan_text(config, clean_body(config, pr.get("body")))
+    rocm_files, shared_files = exposed_files(config, diffs)
     counted = [diff.path for diff in diffs
                if not set(config.file_kinds(diff.path)) & set(config.checks["gate"]["share_excludes_kinds"])]
     if not counted:

@@ -618,7 +618,7 @@ def check_paths(parsed, known, tree_saved=True):
     where = "is neither in the PR's files nor in the saved vLLM tree" if tree_saved else \
         "is not in the PR's files, and no vLLM tree is saved to check it against"
     fix = "cite the real path (check the diff or vLLM main)" + \
-        ("" if tree_saved else "; run scripts/update_skill.py to save the vLLM tree")
+        ("" if tree_saved else "; run scripts/update_skill.py --check-vllm-tree to save the vLLM tree")
     found = []
     reported = set()
     for finding in parsed.findings:

@@ -23,11 +23,8 @@ def render_scaffold(document, result):
     return template.render(
         header_lines=fmt.render_header_lines(document, result["relevance"]),
         headings=fmt.SECTION_HEADINGS,
-        table_header=fmt.SUMMARY_TABLE_HEADER,
-        severities=fmt.SEVERITIES,
-        severity_names=fmt.SEVERITY_NAMES,
+        summary_table=fmt.render_summary_table(dict.fromkeys(fmt.SEVERITIES, fmt.PLACEHOLDER)),
         verdicts=" / ".join(fmt.VERDICTS),
-        placeholder=fmt.PLACEHOLDER,
         relevance=result["relevance"],
         modules=_modules(document),
         exposed=", ".join(entry["path"] for entry in result["rocm_files"] + result["shared_files"])[:400],

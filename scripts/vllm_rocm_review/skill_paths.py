@@ -15,3 +15,8 @@ SURFACE_YAML = REFERENCES_DIR / "rocm-surface.yaml"
 RULES_CATALOG = REFERENCES_DIR / "vllm-rocm-review-rules.md"
 EXAMPLE_REPORT = REFERENCES_DIR / "example-report.md"
 EXAMPLE_PR = SKILL_DIR / "examples" / "example-pr.json"
+
+
+def bundle_relative(path):
+    """``path`` as SKILL.md and the messages name it: relative to the skill directory, with ``/``."""
+    return Path(path).relative_to(SKILL_DIR).as_posix()

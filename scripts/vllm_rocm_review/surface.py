@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from .file_errors import read_failure
 from .skill_paths import SURFACE_YAML
 
 TOP_LEVEL_TYPES = {
@@ -65,14 +66,22 @@ def load_surface(path=SURFACE_YAML):
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SurfaceError(f"{path}: not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SurfaceError(f"{path}: {read_failure(exc)}") from None
     except yaml.YAMLError as exc:
-        raise SurfaceError(f"{path}: not valid YAML ({exc})") from None
+        raise SurfaceError(f"{path}: not valid YAML{_yaml_error_place(exc)}") from None
     problems = validate_surface(data)
     if problems:
         raise SurfaceError(f"{path}: {problems[0]}")
     return data
+
+
+def _yaml_error_place(exc):
+    """`` at line L, column C: problem`` of a YAML error, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    return f"{where}: {problem}"
 
 
 def validate_surface(data):
@@ -210,11 +219,9 @@ def _validate_markers(markers):
             where = f"markers.{kind}[{index}]"
             if not _is_entry(item, where, MARKER_KEYS, set(), problems):
                 continue
-            problems.extend(_id_problems(where, item["id"], ids))
-            problems.extend(_pattern_problems(where, item["pattern"]))
+            problems.extend(_matcher_problems(where, item, ids))
             if item["strength"] not in STRENGTHS:
                 problems.append(f"{where}.strength must be one of {', '.join(STRENGTHS)}, not {item['strength']!r}")
-            problems.extend(_text_problems(where, "why", item["why"]))
     guards = markers.get("guards")
     if not isinstance(guards, list):
         problems.append("markers.guards must be a list")
@@ -224,9 +231,7 @@ def _validate_markers(markers):
         where = f"markers.guards[{index}]"
         if not _is_entry(guard, where, GUARD_KEYS, set(), problems):
             continue
-        problems.extend(_id_problems(where, guard["id"], guard_ids))
-        problems.extend(_pattern_problems(where, guard["pattern"]))
-        problems.extend(_text_problems(where, "why", guard["why"]))
+        problems.extend(_matcher_problems(where, guard, guard_ids))
         suppresses = guard["suppresses"]
         if not isinstance(suppresses, list) or not suppresses:
             problems.append(f"{where}.suppresses must be a non-empty list of marker ids")
@@ -237,61 +242,68 @@ def _validate_markers(markers):
     return problems
 
 
-def _validate_known_paths(entries):
+def _matcher_problems(where, entry, seen_ids):
+    """The id, pattern and why every marker and guard carries."""
+    return [*_id_problems(where, entry["id"], seen_ids), *_pattern_problems(where, entry["pattern"]),
+            *_text_problems(where, "why", entry["why"])]
+
+
+def _validate_path_entries(section, entries, required, optional, check_extra):
+    """Shape, path and why of each entry of a path-bearing section, then ``check_extra(where, entry)``."""
     problems = []
     for index, entry in enumerate(entries):
-        where = f"known_paths[{index}]"
-        if not _is_entry(entry, where, KNOWN_PATH_KEYS, KNOWN_PATH_OPTIONAL, problems):
+        where = f"{section}[{index}]"
+        if not _is_entry(entry, where, required, optional, problems):
             continue
         problems.extend(_path_problems(where, "path", entry["path"]))
         problems.extend(_text_problems(where, "why", entry["why"]))
-        old = entry.get("old", False)
-        if not isinstance(old, bool):
-            problems.append(f"{where}.old must be true or false")
-        if "moved_to" in entry:
-            if old is not True:
-                problems.append(f"{where}.moved_to is only allowed with old: true")
-            problems.extend(_path_problems(where, "moved_to", entry["moved_to"]))
-            if isinstance(entry["moved_to"], str) and is_glob(entry["moved_to"]):
-                problems.append(f"{where}.moved_to must be one path, not a glob")
-    problems.extend(_repeated_paths("known_paths", entries))
+        problems.extend(check_extra(where, entry))
+    problems.extend(_repeated_paths(section, entries))
+    return problems
+
+
+def _validate_known_paths(entries):
+    return _validate_path_entries("known_paths", entries, KNOWN_PATH_KEYS, KNOWN_PATH_OPTIONAL, _known_path_problems)
+
+
+def _known_path_problems(where, entry):
+    problems = []
+    old = entry.get("old", False)
+    if not isinstance(old, bool):
+        problems.append(f"{where}.old must be true or false")
+    if "moved_to" in entry:
+        if old is not True:
+            problems.append(f"{where}.moved_to is only allowed with old: true")
+        problems.extend(_path_problems(where, "moved_to", entry["moved_to"]))
+        if isinstance(entry["moved_to"], str) and is_glob(entry["moved_to"]):
+            problems.append(f"{where}.moved_to must be one path, not a glob")
     return problems
 
 
 def _validate_shared_surface(entries):
-    problems = []
-    for index, entry in enumerate(entries):
-        where = f"shared_surface[{index}]"
-        if not _is_entry(entry, where, SHARED_KEYS, SHARED_OPTIONAL, problems):
-            continue
-        problems.extend(_path_problems(where, "path", entry["path"]))
-        problems.extend(_text_problems(where, "why", entry["why"]))
-        if "exclude" in entry:
-            exclude = entry["exclude"]
-            if not isinstance(exclude, list) or not exclude:
-                problems.append(f"{where}.exclude must be a non-empty list of globs")
-                continue
-            for position, pattern in enumerate(exclude):
-                problems.extend(_path_problems(where, f"exclude[{position}]", pattern))
-    problems.extend(_repeated_paths("shared_surface", entries))
-    return problems
+    return _validate_path_entries("shared_surface", entries, SHARED_KEYS, SHARED_OPTIONAL, _exclude_problems)
+
+
+def _exclude_problems(where, entry):
+    if "exclude" not in entry:
+        return []
+    exclude = entry["exclude"]
+    if not isinstance(exclude, list) or not exclude:
+        return [f"{where}.exclude must be a non-empty list of globs"]
+    return [problem for position, pattern in enumerate(exclude)
+            for problem in _path_problems(where, f"exclude[{position}]", pattern)]
 
 
 def _validate_backbone_tiers(entries):
-    problems = []
-    if not entries:
-        problems.append("backbone_tiers must not be empty")
-    for index, entry in enumerate(entries):
-        where = f"backbone_tiers[{index}]"
-        if not _is_entry(entry, where, TIER_KEYS, set(), problems):
-            continue
-        tier = entry["tier"]
-        if isinstance(tier, bool) or tier not in TIERS:
-            problems.append(f"{where}.tier must be 1, 2 or 3, not {tier!r}")
-        problems.extend(_path_problems(where, "path", entry["path"]))
-        problems.extend(_text_problems(where, "why", entry["why"]))
-    problems.extend(_repeated_paths("backbone_tiers", entries))
-    return problems
+    problems = [] if entries else ["backbone_tiers must not be empty"]
+    return problems + _validate_path_entries("backbone_tiers", entries, TIER_KEYS, set(), _tier_problems)
+
+
+def _tier_problems(where, entry):
+    tier = entry["tier"]
+    if isinstance(tier, bool) or tier not in TIERS:
+        return [f"{where}.tier must be 1, 2 or 3, not {tier!r}"]
+    return []
 
 
 def _validate_tuning_configs(tuning):

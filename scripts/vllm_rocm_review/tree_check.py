@@ -21,11 +21,11 @@ from pathlib import Path
 from .atomic_io import write_atomic
 from .git_trees import branch_head
 from .git_trees import fetch_full_tree
+from .pr_ref import DEFAULT_REPO as VLLM_REPO
 from .surface import glob_matches
 from .surface import is_glob
 from .surface import iter_surface_paths
 
-VLLM_REPO = "vllm-project/vllm"
 TREE_FILE_NAME = "vllm-tree.json"
 DRIFT_STATUSES = ("MOVED", "MISSING", "REAPPEARED")
 
@@ -135,15 +135,19 @@ def _same(pattern_part, part):
     return bool(glob_matches(pattern_part, [part]))
 
 
+def is_saved_tree(data):
+    """Does parsed JSON look like a saved vllm-tree.json (a ``paths`` list of strings)?"""
+    paths = data.get("paths") if isinstance(data, dict) else None
+    return isinstance(paths, list) and all(isinstance(path, str) for path in paths)
+
+
 def load_saved_tree(upstream_dir):
     """The saved vllm-tree.json as a dict, or None when absent or unreadable."""
     try:
         data = json.loads((Path(upstream_dir) / TREE_FILE_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("paths"), list):
-        return None
-    return data
+    return data if is_saved_tree(data) else None
 
 
 def check_vllm_tree(client, upstream_dir, checks, *, now, force=False, dry_run=False, repo=VLLM_REPO):

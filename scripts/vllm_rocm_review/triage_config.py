@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from .detectors import DETECTORS
 from .literal_filter import FilteredPattern
 from .path_patterns import PathPattern, PathTable
+from .skill_paths import SURFACE_YAML
+from .surface import RULE_ID
 from .surface import load_surface
-
-RULE_ID = re.compile(r"^(?:[A-GPV]\d+b?|HK)$")
 
 FAMILY_TRIGGERS = ("added", "removed", "changed", "text", "new_file", "touched", "detector")
 FAMILY_PATTERN_LISTS = ("added", "removed", "changed", "text", "paths", "exclude_paths", "with_in_file", "unless_in_file")
@@ -169,10 +169,13 @@ class TriageConfig:
         return None
 
 
-def load_triage_config(path=None):
-    """Load, validate and compile the surface file (default: the bundle's)."""
-    data = load_surface() if path is None else load_surface(path)
-    return TriageConfig(data)
+def load_triage_config(path=SURFACE_YAML):
+    """Load, validate and compile the surface file (default: the bundle's); errors name the file."""
+    data = load_surface(path)
+    try:
+        return TriageConfig(data)
+    except TriageConfigError as exc:
+        raise TriageConfigError(f"{path}: {exc}") from None
 
 
 def validate_triage_sections(data):

@@ -83,7 +83,6 @@ class Outcome:
     diff_text: str = ""
     lines_added: int = 0
     lines_removed: int = 0
-    kept_copy: bool = False
     diff_path: Path | None = None
 
     def line(self):
@@ -94,7 +93,7 @@ class Outcome:
                 f"(+{self.lines_added}/−{self.lines_removed} lines)"
             )
         if self.status == "missing":
-            return f"missing {name} ({'kept old copy' if self.kept_copy else 'no local copy'})"
+            return f"missing {name} ({'kept old copy' if self.old_content is not None else 'no local copy'})"
         if self.status == "absent":
             return f"absent {name} (optional)"
         return f"unchanged {name}"
@@ -222,9 +221,7 @@ def _plan(source, state, recorded, upstream_dir, force):
     local = upstream_dir / source.target
     old_content = local.read_bytes() if local.is_file() else None
     on_disk_sha = _content_sha(source, old_content) if old_content is not None else None
-    outcome = Outcome(
-        source, "unchanged", old_sha=on_disk_sha, old_content=old_content, kept_copy=old_content is not None
-    )
+    outcome = Outcome(source, "unchanged", old_sha=on_disk_sha, old_content=old_content)
     if state is None:
         outcome.status = "absent" if source.optional and old_content is None else "missing"
         return outcome
