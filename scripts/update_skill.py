@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     if args.dry_run:
         say("dry run: nothing will be written")
     try:
-        drifted = _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now)
+        drifted, tree_summary = _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now)
     except GitHubError as exc:
         say(_request_summary(client))
         return fail(f"{exc} (token from {token_source})" if isinstance(exc, Unauthorized) else exc, EXIT_FAILURE)
@@ -111,16 +111,21 @@ def main(argv=None) -> int:
         say(_request_summary(client))
         return fail(f"{describe_os_error(exc)}; check the path and permissions", EXIT_FAILURE)
     say(_request_summary(client))
+    if tree_summary:
+        say(tree_summary)  # last, so drift counts are the final thing on screen
     return EXIT_DRIFT if drifted else EXIT_OK
 
 
 def _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now):
-    """Refresh, print the per-source lines and the curation line, then the tree check; True on drift."""
+    """Refresh, print the per-source lines and the curation line, then the tree check.
+
+    Returns ``(drifted, tree summary line or None)``.
+    """
     refresh = refresh_upstream(
         client, upstream_dir, load_sources(surface), now=now, force=args.force, dry_run=args.dry_run, warn=say
     )
     for outcome in refresh.outcomes:
-        print(outcome.line())
+        print(outcome.line(refresh.dry_run))
     for outcome in refresh.outcomes:
         if outcome.diff_path is not None:
             print(f"diff: {outcome.diff_path.relative_to(skill_dir)}")
@@ -128,15 +133,14 @@ def _run(args, client, surface, skill_dir, upstream_dir, catalog_path, now):
     if refresh.metadata_written:
         say(f"saved {(upstream_dir / METADATA_NAME).relative_to(skill_dir)}")
     if not args.check_vllm_tree:
-        return refresh.drifted
+        return refresh.drifted, None
     checks = surface_path_checks(surface)
     tree = check_vllm_tree(client, upstream_dir, checks, now=now, force=args.force, dry_run=args.dry_run)
-    for verdict in tree.verdicts:
+    for verdict in tree.verdicts:  # drift first, then OK, then old locations
         print(verdict.line())
-    say(tree.summary())
     if tree.saved:
         say(f"saved {(upstream_dir / TREE_FILE_NAME).relative_to(skill_dir)}")
-    return refresh.drifted or tree.drifted
+    return refresh.drifted or tree.drifted, tree.summary()
 
 
 def _request_summary(client):

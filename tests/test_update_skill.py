@@ -306,11 +306,36 @@ def test_failure_while_writing_keeps_metadata_in_step_with_the_files(skill, upst
     assert not [p for p in folder.rglob("*.tmp")]
 
 
-def test_dry_run_writes_nothing(skill, upstream, capsys):
+def test_dry_run_writes_nothing_and_says_would_update(skill, upstream, capsys):
     assert run(skill, upstream, "--dry-run", "--check-vllm-tree") in (0, 3)
-    lines = stdout_lines(capsys)
-    assert lines[0] == "updated atom-review-pr-skill none→728c3a3f (+582/−0 lines)"
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[:6] == [
+        "would update atom-review-pr-skill none→728c3a3f (+582/−0 lines)",
+        "would update aiter-review-pr-skill none→3fdb11af (+632/−0 lines)",
+        "absent aiter-review-pr-rules (optional)",
+        "absent aiter-review-pr-mapping (optional)",
+        "would update mori-readme none→2ab492a7 (+331/−0 lines)",
+        "would update mori-structure none→e1007bc3 (+1130/−0 lines)",
+    ]
+    assert not [line for line in lines if line.startswith(("updated ", "diff:"))]
+    assert not [line for line in captured.err.splitlines() if line.startswith("saved ")]
     assert sorted(p.name for p in (skill / "references" / "upstream").iterdir()) == [".gitkeep"]
+
+
+def test_dry_run_after_an_upstream_change_names_no_diff_file(skill, upstream, shared_docs, capsys):
+    run(skill, upstream)
+    capsys.readouterr()
+    before = snapshot(skill)
+    new = shared_docs["atom-review-pr-skill.md"] + b"One more upstream line.\n"
+    upstream.repos["ROCm/ATOM"].put_file(ATOM_SKILL, new)
+    new_sha = hashlib.sha1(b"blob %d\0" % len(new) + new).hexdigest()
+    assert run(skill, upstream, "--dry-run") == 0
+    lines = stdout_lines(capsys)
+    assert lines[0] == f"would update atom-review-pr-skill 728c3a3f→{new_sha[:8]} (+1/−0 lines)"
+    assert not [line for line in lines if line.startswith("diff:") or ".previous" in line]
+    assert lines[-1].endswith("changed since curation: atom-review-pr-skill")
+    assert snapshot(skill) == before
 
 
 def test_force_downloads_again_and_rewrites(skill, upstream, capsys):
@@ -384,9 +409,16 @@ def test_tree_check_on_real_tree_is_all_ok_and_saves_paths(skill, upstream, vllm
     if not checks:
         pytest.skip("references/rocm-surface.yaml names no vLLM paths yet")
     assert run(skill, upstream, "--check-vllm-tree") == 0
-    lines = tree_lines(stdout_lines(capsys))
+    captured = capsys.readouterr()
+    lines = tree_lines(captured.out.splitlines())
     assert len(lines) == len(checks)
-    assert {line.split(" ", 1)[0] for line in lines} <= {"OK", "OLD-ABSENT"}
+    old_count = sum(1 for _path, old in checks if old)
+    ok_count = len(checks) - old_count
+    assert [line.split(" ", 1)[0] for line in lines] == ["OK"] * ok_count + ["OLD-ABSENT"] * old_count
+    assert captured.err.splitlines()[-1] == (
+        f"vllm tree @{VLLM_COMMIT[:8]}: {ok_count} OK, 0 MOVED, 0 MISSING; {old_count} old locations absent (downloaded)"
+    )
+    assert not [line for line in captured.out.splitlines() if line.startswith("vllm tree @")]  # stdout is data only
     saved = json.loads((skill / "references/upstream/vllm-tree.json").read_text(encoding="utf-8"))
     assert (saved["repo"], saved["ref"], saved["commit_sha"]) == ("vllm-project/vllm", "main", VLLM_COMMIT)
     assert saved["tree_sha"] == vllm_tree["sha"]
@@ -401,7 +433,8 @@ def test_unchanged_vllm_tree_is_not_downloaded_again(skill, upstream, capsys):
     run(skill, upstream, "--check-vllm-tree")
     assert snapshot(skill) == before
     assert [entry for entry in upstream.log[seen:] if "/git/trees/" in entry.path] == []
-    assert "(saved copy)" in capsys.readouterr().err
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(f"vllm tree @{VLLM_COMMIT[:8]}: ") and last.endswith("(saved copy)")
 
 
 def _two_unique_files(checks, tree):
@@ -434,10 +467,15 @@ def test_renamed_and_deleted_files_are_moved_and_missing(skill, upstream, vllm_t
     vllm.move(moved, new_home)
     vllm.remove_file(deleted)
     assert run(skill, upstream, "--check-vllm-tree") == 3
-    lines = tree_lines(stdout_lines(capsys))
-    drift = [line for line in lines if not line.startswith(("OK ", "OLD-ABSENT "))]
-    assert drift == [f"MOVED {moved} -> {new_home}", f"MISSING {deleted}"] or drift == [
-        f"MISSING {deleted}", f"MOVED {moved} -> {new_home}"]
+    captured = capsys.readouterr()
+    lines = tree_lines(captured.out.splitlines())
+    checks = _surface_checks(skill)
+    old_count = sum(1 for _path, old in checks if old)
+    ok_count = len(checks) - old_count - 2
+    assert lines[:2] == [f"MOVED {moved} -> {new_home}", f"MISSING {deleted}"]  # drift above everything else
+    assert [line.split(" ", 1)[0] for line in lines[2:]] == ["OK"] * ok_count + ["OLD-ABSENT"] * old_count
+    assert captured.err.splitlines()[-1].startswith(
+        f"vllm tree @{vllm.commit_sha[:8]}: {ok_count} OK, 1 MOVED, 1 MISSING; {old_count} old locations absent")
     saved = json.loads((skill / "references/upstream/vllm-tree.json").read_text(encoding="utf-8"))
     assert new_home in saved["paths"] and deleted not in saved["paths"] and saved["commit_sha"] == vllm.commit_sha
 
@@ -461,4 +499,8 @@ def test_old_location_reappearing_is_drift(skill, upstream, capsys):
     path = old[0]["path"]
     upstream.repos["vllm-project/vllm"].put_file(path, b"# back again\n")
     assert run(skill, upstream, "--check-vllm-tree") == 3
-    assert f"REAPPEARED {path}" in stdout_lines(capsys)
+    captured = capsys.readouterr()
+    lines = tree_lines(captured.out.splitlines())
+    assert lines[0] == f"REAPPEARED {path}"
+    assert "OK" == lines[1].split(" ", 1)[0]
+    assert ", 1 REAPPEARED" in captured.err.splitlines()[-1]

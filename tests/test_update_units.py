@@ -8,6 +8,8 @@ from vllm_rocm_review.curation import changed_since_curation
 from vllm_rocm_review.curation import curation_line
 from vllm_rocm_review.curation import read_curated_shas
 from vllm_rocm_review.surface import load_surface
+from vllm_rocm_review.tree_check import PathVerdict
+from vllm_rocm_review.tree_check import TreeCheckReport
 from vllm_rocm_review.tree_check import check_paths
 from vllm_rocm_review.tree_check import surface_path_checks
 from vllm_rocm_review.upstream import git_blob_sha
@@ -60,8 +62,49 @@ def test_glob_whose_folder_moved_points_at_the_new_folder():
 def test_old_locations_are_expected_absent_and_flagged_when_back():
     checks = [("vllm/attention/backends/rocm_flash_attn.py", True), ("vllm/platforms/rocm.py", True), ("csrc", False)]
     assert verdict_lines(checks) == [
-        "OK csrc", "OLD-ABSENT vllm/attention/backends/rocm_flash_attn.py", "REAPPEARED vllm/platforms/rocm.py"
+        "REAPPEARED vllm/platforms/rocm.py", "OK csrc", "OLD-ABSENT vllm/attention/backends/rocm_flash_attn.py"
     ]
+
+
+def test_drift_comes_first_then_ok_then_old_locations_each_in_yaml_order():
+    checks = [
+        ("csrc", False),
+        ("vllm/gone.py", False),
+        ("vllm/attention/backends/rocm_flash_attn.py", True),
+        ("vllm/platforms/rocm.py", False),
+        ("vllm/v1/attention/backends/rocm_aiter_mla.py", False),
+        ("csrc/rocm/attention.cu", True),
+        ("vllm/also_gone.py", False),
+    ]
+    assert verdict_lines(checks) == [
+        "MOVED vllm/v1/attention/backends/rocm_aiter_mla.py -> vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+        " (+1 other candidate)",
+        "MISSING vllm/gone.py",
+        "MISSING vllm/also_gone.py",
+        "REAPPEARED csrc/rocm/attention.cu",
+        "OK csrc",
+        "OK vllm/platforms/rocm.py",
+        "OLD-ABSENT vllm/attention/backends/rocm_flash_attn.py",
+    ]
+
+
+def _report(statuses, tree_source="downloaded"):
+    verdicts = [PathVerdict(f"p{index}", status) for index, status in enumerate(statuses)]
+    return TreeCheckReport("vllm-project/vllm", "main", "6adad08767583f52", "0688a958aa", tree_source, True, verdicts)
+
+
+def test_summary_counts_ok_and_drift_even_when_zero():
+    report = _report(["OK", "OK", "OLD-ABSENT"])
+    assert report.summary() == "vllm tree @6adad087: 2 OK, 0 MOVED, 0 MISSING; 1 old locations absent (downloaded)"
+    assert not report.drifted
+
+
+def test_summary_names_reappeared_old_locations_only_when_there_are_some():
+    report = _report(["MISSING", "OK", "MOVED", "REAPPEARED", "OLD-ABSENT", "OLD-ABSENT"], "saved copy")
+    assert report.summary() == (
+        "vllm tree @6adad087: 1 OK, 1 MOVED, 1 MISSING; 2 old locations absent, 1 REAPPEARED (saved copy)"
+    )
+    assert report.drifted
 
 
 def test_surface_paths_cover_every_section_once_in_order():

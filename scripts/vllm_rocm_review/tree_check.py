@@ -10,7 +10,8 @@ Verdicts, one line each: ``OK path``; ``MOVED path -> new/path`` when the same f
 exists elsewhere (the candidate sharing the longest path suffix, then prefix, with a count of
 the others); ``MISSING path``. A glob is OK when any path matches it. Entries marked
 ``old: true`` are expected to be gone: ``OLD-ABSENT path``, or ``REAPPEARED path`` when one is
-back.
+back. Drift comes first (MOVED, MISSING, REAPPEARED), then OK, then OLD-ABSENT, so that a
+curator sees the few lines that need work above the hundred that do not.
 """
 
 import json
@@ -28,6 +29,7 @@ from .surface import iter_surface_paths
 
 TREE_FILE_NAME = "vllm-tree.json"
 DRIFT_STATUSES = ("MOVED", "MISSING", "REAPPEARED")
+STATUS_ORDER = (*DRIFT_STATUSES, "OK", "OLD-ABSENT")
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,15 @@ class TreeCheckReport:
         return any(verdict.status in DRIFT_STATUSES for verdict in self.verdicts)
 
     def summary(self):
-        counts = {}
+        """One line for stderr, e.g. ``vllm tree @6adad087: 113 OK, 1 MOVED, 0 MISSING; 15 old locations absent``."""
+        counts = {status: 0 for status in STATUS_ORDER}
         for verdict in self.verdicts:
-            counts[verdict.status] = counts.get(verdict.status, 0) + 1
-        tally = ", ".join(f"{count} {status}" for status, count in counts.items()) or "no paths"
+            counts[verdict.status] += 1
+        reappeared = f", {counts['REAPPEARED']} REAPPEARED" if counts["REAPPEARED"] else ""
         return (
-            f"{self.repo}@{self.branch} commit {self.commit_sha[:8]} tree {self.tree_sha[:8]} "
-            f"({self.tree_source}): {tally}"
+            f"vllm tree @{self.commit_sha[:8]}: {counts['OK']} OK, {counts['MOVED']} MOVED, "
+            f"{counts['MISSING']} MISSING; {counts['OLD-ABSENT']} old locations absent{reappeared} "
+            f"({self.tree_source})"
         )
 
 
@@ -80,7 +84,7 @@ def surface_path_checks(surface):
 
 
 def check_paths(tree_paths, checks):
-    """A verdict per ``(path, old)`` check against the tree's paths; old locations come last."""
+    """A verdict per ``(path, old)`` check against the tree's paths, drift first (see STATUS_ORDER)."""
     present = set(tree_paths)
     for path in tree_paths:  # folders count too, even when only blobs were listed
         folder = posixpath.dirname(path)
@@ -90,16 +94,16 @@ def check_paths(tree_paths, checks):
     by_name = {}
     for path in present:
         by_name.setdefault(posixpath.basename(path), []).append(path)
-    current, old_locations = [], []
+    verdicts = []
     for path, old in checks:
         found = _exists(path, present)
         if old:
-            old_locations.append(PathVerdict(path, "REAPPEARED" if found else "OLD-ABSENT"))
+            verdicts.append(PathVerdict(path, "REAPPEARED" if found else "OLD-ABSENT"))
         elif found:
-            current.append(PathVerdict(path, "OK"))
+            verdicts.append(PathVerdict(path, "OK"))
         else:
-            current.append(_relocated(path, by_name))
-    return current + old_locations  # old locations are reported after the live paths
+            verdicts.append(_relocated(path, by_name))
+    return sorted(verdicts, key=lambda verdict: STATUS_ORDER.index(verdict.status))  # stable: YAML order within a status
 
 
 def _exists(path, present):

@@ -83,13 +83,14 @@ class Outcome:
     diff_text: str = ""
     lines_added: int = 0
     lines_removed: int = 0
-    diff_path: Path | None = None
+    diff_path: Path | None = None  # the .previous/NAME.diff written for this source, if any
 
-    def line(self):
+    def line(self, dry_run=False):
+        """The stdout line; a dry run says what would be updated, since nothing was."""
         name = self.source.name
         if self.status == "updated":
             return (
-                f"updated {name} {_short(self.old_sha)}→{_short(self.new_sha)} "
+                f"{'would update' if dry_run else 'updated'} {name} {_short(self.old_sha)}→{_short(self.new_sha)} "
                 f"(+{self.lines_added}/−{self.lines_removed} lines)"
             )
         if self.status == "missing":
@@ -103,6 +104,7 @@ class Outcome:
 class RefreshReport:
     outcomes: list
     metadata_written: bool
+    dry_run: bool = False
 
     @property
     def drifted(self):
@@ -160,7 +162,7 @@ def refresh_upstream(client, upstream_dir, sources, *, now, force=False, dry_run
     written = False
     if not dry_run:
         written = _commit(upstream_dir, outcomes, metadata, now)
-    return RefreshReport(outcomes, written)
+    return RefreshReport(outcomes, written, dry_run)
 
 
 def probe_upstream(client, sources, recorded=None):
@@ -292,8 +294,9 @@ def _commit(upstream_dir, outcomes, metadata, now):
             if outcome.new_content != outcome.old_content:
                 if outcome.old_content is not None:
                     write_atomic(previous_dir / source.target, outcome.old_content)
-                outcome.diff_path = previous_dir / f"{source.name}.diff"
-                write_atomic(outcome.diff_path, outcome.diff_text)
+                diff_path = previous_dir / f"{source.name}.diff"
+                write_atomic(diff_path, outcome.diff_text)
+                outcome.diff_path = diff_path  # set only once written: a dry run names no diff file
             write_atomic(upstream_dir / source.target, outcome.new_content)
             landed.append(outcome)
     finally:
