@@ -1,10 +1,15 @@
 """Check a review report against the report contract (SKILL.md step 8).
 
-Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON [--vllm-tree PATH]] [--lang zh|en] [--json]
+Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON] [--vllm-tree PATH] [--lang zh|en] [--json]
 
 Prints one violation per line on stdout, `REPORT.md:LINE: error|warning CODE: message — fix: …`,
 and a count line on stderr. Exit 0 when there is no error (warnings allowed), 1 when there is
 an error or a file cannot be read, 2 on usage errors.
+
+Cited file paths are checked (UNKNOWN-PATH warnings) only when the report's subject is known:
+with --pr-json against the PR's files plus the saved vLLM tree (when present), with --vllm-tree
+against that tree (plus the PR's files when --pr-json is also given). Without either there is
+no path check: a quick lint must not warn about files the PR itself adds.
 """
 
 import argparse
@@ -17,6 +22,7 @@ from vllm_rocm_review.cli import load_pr_document
 from vllm_rocm_review.cli import read_input_text
 from vllm_rocm_review.cli import say
 from vllm_rocm_review.report_check import LEVEL_ERROR
+from vllm_rocm_review.report_check import SAVE_VLLM_TREE
 from vllm_rocm_review.report_check import check_report
 from vllm_rocm_review.skill_paths import UPSTREAM_DIR
 from vllm_rocm_review.skill_paths import bundle_relative
@@ -24,7 +30,7 @@ from vllm_rocm_review.tree_check import TREE_FILE_NAME
 from vllm_rocm_review.tree_check import is_saved_tree
 
 DEFAULT_VLLM_TREE = UPSTREAM_DIR / TREE_FILE_NAME
-SAVE_TREE = "run scripts/update_skill.py --check-vllm-tree to save the vLLM tree"
+SAVED_AS = f"{SAVE_VLLM_TREE} saves it as {bundle_relative(DEFAULT_VLLM_TREE)}"
 MAX_PRINTED = 30
 
 
@@ -34,17 +40,27 @@ def build_parser():
         description="Check a vLLM ROCm PR review report against the report contract (SKILL.md step 8).",
         epilog="Exit codes: 0 no errors (warnings allowed); 1 errors found or unreadable input; 2 usage error.",
     )
-    parser.add_argument("report", type=Path, help="the report to check, e.g. outputs/pr-12345-review.md")
-    parser.add_argument("--pr-json", type=Path,
+    parser.add_argument("report", type=file_path, help="the report to check, e.g. outputs/pr-12345-review.md")
+    parser.add_argument("--pr-json", type=file_path,
                         help="the PR document from fetch_pr_data.py: header fields must equal its metadata, "
-                             "and cited paths are checked against its files and the saved vLLM tree")
+                             "and cited paths must be in its files or in the vLLM tree")
     parser.add_argument("--lang", choices=("zh", "en"), default="zh",
                         help="language of the prose (default zh; en when the user asked for English)")
-    parser.add_argument("--vllm-tree", type=Path, default=None,
-                        help="with --pr-json: vLLM path list saved by update_skill.py --check-vllm-tree "
-                             f"(default: {bundle_relative(DEFAULT_VLLM_TREE)} when present)")
+    parser.add_argument("--vllm-tree", type=file_path, default=None, metavar="PATH",
+                        help=f"vLLM path list saved by `{SAVE_VLLM_TREE}`: cited paths must be in it "
+                             "or in the PR's files. Also works without --pr-json (files the PR adds then "
+                             "draw warnings). Default: with --pr-json, "
+                             f"{bundle_relative(DEFAULT_VLLM_TREE)} when present; with neither option, "
+                             "cited paths are not checked")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
     return parser
+
+
+def file_path(value):
+    """argparse type: a non-empty path (an unset shell variable must not become '.')."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty path; pass a file")
+    return Path(value)
 
 
 def main(argv=None) -> int:
@@ -52,7 +68,7 @@ def main(argv=None) -> int:
     try:
         text = read_input_text(args.report, "report", "check the path")
         pr_document = load_pr_document(args.pr_json) if args.pr_json else None
-        vllm_paths = load_vllm_paths(args.vllm_tree) if pr_document is not None else None
+        vllm_paths = load_vllm_paths(args.vllm_tree) if pr_document is not None or args.vllm_tree else None
     except InputError as exc:
         return fail(exc)
     violations = check_report(text, pr_document=pr_document, lang=args.lang, vllm_paths=vllm_paths)
@@ -66,9 +82,9 @@ def main(argv=None) -> int:
         for item in violations[:MAX_PRINTED]:
             print(item.render(name))
         if len(violations) > MAX_PRINTED:
-            say(f"check_report: {len(violations) - MAX_PRINTED} more not shown; fix these and re-run")
+            say(f"note: {len(violations) - MAX_PRINTED} more not shown; fix these and re-run, or pass --json")
     verdict = "fails" if errors else "passes"
-    say(f"check_report: {name} {verdict}: {errors} error(s), {warnings} warning(s)")
+    say(f"{name} {verdict}: {errors} error(s), {warnings} warning(s)")
     return 1 if errors else 0
 
 
@@ -78,12 +94,13 @@ def load_vllm_paths(path):
         if not DEFAULT_VLLM_TREE.exists():
             return None
         path = DEFAULT_VLLM_TREE
+    text = read_input_text(path, "vLLM tree", SAVED_AS)
     try:
-        data = json.loads(read_input_text(path, "vLLM tree", SAVE_TREE))
-    except json.JSONDecodeError:
-        data = None
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"vLLM tree {path} is not JSON ({error.msg} at line {error.lineno}); {SAVED_AS}") from None
     if not is_saved_tree(data):
-        raise InputError(f"{path} has no 'paths' list of strings; {SAVE_TREE}")
+        raise InputError(f"vLLM tree {path} has no 'paths' list of strings; {SAVED_AS}")
     return data["paths"]
 
 

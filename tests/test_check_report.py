@@ -6,14 +6,16 @@ import re
 import pytest
 
 import check_report
+import triage_pr
 from conftest import ROOT
 from vllm_tree import vllm_main_paths
 
 from vllm_rocm_review import report_format as fmt
 from vllm_rocm_review.report_check import check_report as run_checks
-from vllm_rocm_review.report_check import parse_report, rule_ids_in
+from vllm_rocm_review.report_check import parse_report, prose_language_units, rule_ids_in
 
 REPORTS = ROOT / "tests" / "reports"
+EXAMPLE_PR = ROOT / "examples" / "example-pr.json"
 GOOD = (REPORTS / "good-report.md").read_text(encoding="utf-8")
 GOOD_EN = (REPORTS / "good-report-en.md").read_text(encoding="utf-8")
 PR_JSON = REPORTS / "pr-41234.json"
@@ -95,6 +97,14 @@ def test_header_title_must_be_pr_number_and_title():
 def test_header_field_missing():
     broken = edit(GOOD, " | **Labels**: rocm, v1", "")
     assert errors(broken) == [("HEADER-FIELD", 5)]
+
+
+def test_missing_header_field_fix_shows_the_whole_line_to_write():
+    broken = edit(GOOD, " | **Labels**: rocm, v1", "")
+    [missing] = run_checks(broken, pr_document=PR, vllm_paths=VLLM_PATHS)
+    assert missing.fix == "add it to the header line that reads '> **Branch**: `aiter-unified-decode` → `main` | " \
+                          "**Labels**: rocm, v1'"
+    assert "seed" not in missing.fix
 
 
 def test_header_field_malformed_state():
@@ -201,8 +211,11 @@ def test_findings_must_be_sorted_by_severity():
     broken = edit(GOOD, "**⚠️【兼容性】", "**📝【兼容性】")
     broken = edit(broken, "| ⚠️ 建议修复 | 3 |", "| ⚠️ 建议修复 | 2 |")
     broken = edit(broken, "| 📝 建议/备注 | 2 |", "| 📝 建议/备注 | 3 |")
-    # Both ⚠️ findings now sit below a 📝 one; each is reported.
-    assert errors(broken) == [("FINDING-ORDER", line_of(GOOD, "**⚠️【性能】")), ("FINDING-ORDER", line_of(GOOD, "**⚠️【测试】"))]
+    # Two ⚠️ findings now sit below a 📝 one: one error, at the first, giving the whole order.
+    assert errors(broken) == [("FINDING-ORDER", line_of(GOOD, "**⚠️【性能】"))]
+    [order] = [f for f in run_checks(broken) if f.code == "FINDING-ORDER"]
+    assert order.message == "this ⚠️ finding comes after a 📝 one; findings run 🔴 → ⚠️ → 📝"
+    assert order.fix == "reorder the findings as 🔴 ×1, ⚠️ ×2, 📝 ×3"
 
 
 def test_finding_type_must_be_allowed():
@@ -240,13 +253,25 @@ def test_red_finding_must_name_a_triggering_input():
     assert errors(broken) == [("RED-NO-TRIGGER", line_of(broken, "**🔴【"))]
 
 
-@pytest.mark.parametrize("trigger", ["`head_dim=576`", "[B, H, D]", "4096x7168", "gfx950", "MI355X", "TP8",
-                                     "`VLLM_ROCM_USE_AITER_MHA=0`", "e4m3fnuz", "mxfp4", "DeepSeek-V3.2"])
-def test_red_trigger_vocabulary(trigger):
+def _red_finding_with(trigger):
     red = block(GOOD, "**🔴【", "**⚠️【兼容性】")
     named = (f"**🔴【正确性】decode 快路径可能漏传参数** `[已验证]`\n- **问题**: 在 {trigger} 下新分支少传了参数。\n"
              "- **影响**: 输出错误。\n- **行动**: 作者应当补齐这些参数。\n\n")
-    assert errors(edit(GOOD, red, named)) == []
+    return edit(GOOD, red, named)
+
+
+@pytest.mark.parametrize("trigger", ["`head_dim=576`", "[B, H, D]", "4096x7168", "gfx950", "MI355X", "TP8",
+                                     "`VLLM_ROCM_USE_AITER_MHA=0`", "e4m3fnuz", "mxfp4", "DeepSeek-V3.2",
+                                     "长上下文（32k tokens）", "`max_model_len=32768`", "seq_len 8192", "batch size 256",
+                                     "128K 上下文", "序列长度 8192", "8192 tokens 的 prefill"])
+def test_red_trigger_vocabulary(trigger):
+    assert errors(_red_finding_with(trigger)) == []
+
+
+@pytest.mark.parametrize("vague", ["长上下文", "大 batch", "long sequences", "较大的 seq_len"])
+def test_red_trigger_needs_a_number_for_lengths_and_batches(vague):
+    broken = _red_finding_with(vague)
+    assert errors(broken) == [("RED-NO-TRIGGER", line_of(broken, "**🔴【"))]
 
 
 def test_finding_count_outside_3_to_10_is_a_warning_only():
@@ -309,10 +334,19 @@ def test_rule_id_leak_ignores_hardware_dtypes_versions_and_shas(text):
 
 @pytest.mark.parametrize("text, expected", [
     ("违反了 B3 规则", ["B3"]), ("(A1)", ["A1"]), ("HK：缺少测试", ["HK"]), ("`G1b`", ["G1b"]),
-    ("规则 V3 要求", ["V3"]), ("P1–P4", ["P1", "P4"]),
+    ("规则 V3 要求", ["V3"]), ("per rule V3", ["V3"]), ("违反 P1–P4", ["P1", "P4"]), ("缺少复现信息（P3）", ["P3"]),
+    ("见 B1、P2", ["B1", "P2"]), ("(P1, P5)", ["P1", "P5"]), ("参见 P2", ["P2"]), ("（V4）", ["V4"]),
 ])
 def test_rule_id_leak_catches_ids(text, expected):
     assert rule_ids_in(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "这是 P1 优先级的问题", "P0 问题", "P1/P2 问题需要先修", "按 P0–P2 排序", "列为 P1，合入前修复", "a P2 bug",
+    "(P0–P2)", "V2 版本",
+])
+def test_rule_id_leak_reads_p_numbers_as_priorities(text):
+    assert rule_ids_in(text) == []
 
 
 def test_placeholder_left_in_report():
@@ -354,9 +388,74 @@ def test_path_outside_the_pr_needs_the_vllm_tree():
     line = line_of(GOOD, "只在类型声明块")
     assert warnings(cited, pr_document=PR) == [("UNKNOWN-PATH", line)]
     without_tree = [f for f in run_checks(cited, pr_document=PR) if f.level == "warning"][0]
-    assert "no vLLM tree is saved" in without_tree.message and "update_skill.py" in without_tree.fix
+    assert "no vLLM tree is saved" in without_tree.message
+    assert without_tree.fix.endswith("; run python3 scripts/update_skill.py --check-vllm-tree to save the vLLM tree")
     tree = [*VLLM_PATHS, "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"]
     assert warnings(cited, pr_document=PR, vllm_paths=tree) == []
+
+
+def test_tree_alone_checks_paths_and_says_the_pr_files_are_unknown():
+    broken = edit(GOOD, "`vllm/envs.py` 只在类型声明块", "`vllm/envs_rocm.py` 只在类型声明块")
+    assert warnings(broken) == []
+    [unknown] = [f for f in run_checks(broken, vllm_paths=VLLM_PATHS) if f.level == "warning"]
+    assert (unknown.code, unknown.line) == ("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))
+    assert unknown.message == "vllm/envs_rocm.py is not in the vLLM tree (without --pr-json, files the PR adds are unknown)"
+    assert unknown.fix.endswith("if the PR adds this file, pass --pr-json too")
+
+
+# --- unfinished scaffolds: only the placeholders are reported --------------------------
+
+def _scaffold(tmp_path):
+    path = tmp_path / "pr-review.md"
+    assert triage_pr.main([str(EXAMPLE_PR), "--scaffold", str(path)]) == 0
+    return path, path.read_text(encoding="utf-8")
+
+
+def test_fresh_scaffold_gets_only_placeholder_errors(tmp_path, capsys):
+    path, text = _scaffold(tmp_path)
+    document = json.loads(EXAMPLE_PR.read_text(encoding="utf-8"))
+    placeholder_lines = [number for number, line in enumerate(text.splitlines(), 1) if fmt.PLACEHOLDER in line]
+    assert len(placeholder_lines) >= 8
+    found = run_checks(text, pr_document=document)
+    assert [(f.code, f.line) for f in found] == [("PLACEHOLDER", number) for number in placeholder_lines]
+    capsys.readouterr()
+    assert check_report.main([str(path), "--pr-json", str(EXAMPLE_PR)]) == 1
+    out = capsys.readouterr().out
+    assert "omit section 3" not in out and "LANGUAGE" not in out and "VERDICT" not in out
+
+
+def test_scaffold_comments_do_not_count_as_prose_once_sections_are_written(tmp_path):
+    _, text = _scaffold(tmp_path)
+    motivation = "这个 PR 为 ROCM_AITER_UNIFIED_ATTN 增加了 decode 快路径，避免纯 decode 批次重复分配 workspace。"
+    filled = text.replace("## 1. 动机 (Motivation)\n", f"## 1. 动机 (Motivation)\n\n{motivation}\n", 1)
+    assert fmt.PLACEHOLDER in filled
+    assert prose_language_units(parse_report(filled)) == prose_language_units(parse_report(f"## 1. x\n\n{motivation}\n"))
+
+
+def test_english_comments_in_a_chinese_report_are_not_prose():
+    comment = "<!-- reviewer notes: " + "the decode path was checked against the unified attention kernel " * 3 + "-->\n"
+    multi_line = "<!--\n" + "English notes that never render in the posted report.\n" * 10 + "-->\n"
+    report = edit(GOOD, "## 2. 代码改动总结 (Change Summary)\n", "## 2. 代码改动总结 (Change Summary)\n" + comment + multi_line)
+    assert run_checks(report, pr_document=PR, vllm_paths=VLLM_PATHS) == []
+    assert prose_language_units(parse_report(report)) == prose_language_units(parse_report(GOOD))
+    uncommented = edit(GOOD, "## 2. 代码改动总结 (Change Summary)\n",
+                       "## 2. 代码改动总结 (Change Summary)\n" + multi_line.replace("<!--\n", "").replace("-->\n", ""))
+    cjk, words = prose_language_units(parse_report(GOOD))
+    assert prose_language_units(parse_report(uncommented)) == (cjk, words + 90)
+
+
+def test_a_written_verdict_is_still_checked_next_to_a_placeholder():
+    broken = edit(GOOD, "🔴 BLOCK：", "<!-- TODO(agent): one sentence more -->\n⚠️ NEEDS WORK：")
+    assert errors(broken) == [("PLACEHOLDER", line_of(broken, "TODO(agent)")),
+                              ("VERDICT-MISMATCH", line_of(broken, "⚠️ NEEDS WORK："))]
+
+
+def test_a_placeholder_outside_section_3_does_not_hide_an_empty_section_3():
+    findings = block(GOOD, "| 意见类型", "## 4. 现有讨论")
+    broken = edit(edit(GOOD, findings, "暂无。\n\n"), "🔴 BLOCK：", "✅ LGTM：")
+    broken = edit(broken, "## 1. 动机 (Motivation)\n", "## 1. 动机 (Motivation)\n<!-- TODO(agent): motivation -->\n")
+    assert errors(broken) == [("FINDINGS-EMPTY", line_of(broken, "## 3. Review 意见")),
+                              ("PLACEHOLDER", line_of(broken, "TODO(agent)"))]
 
 
 # --- the example report --------------------------------------------------------------
@@ -388,7 +487,7 @@ def test_cli_good_report_exits_0(capsys):
                               "--vllm-tree", str(REPORTS / "vllm-tree.json")]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "passes: 0 error(s), 0 warning(s)" in captured.err
+    assert captured.err == f"{REPORTS / 'good-report.md'} passes: 0 error(s), 0 warning(s)\n"
 
 
 def test_cli_broken_report_exits_1_with_one_line_per_violation(tmp_path, capsys):
@@ -396,8 +495,8 @@ def test_cli_broken_report_exits_1_with_one_line_per_violation(tmp_path, capsys)
     assert check_report.main([str(report)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"{report}:5: error HEADER-FIELD: header field **Labels** is missing — fix: add '**Labels**: …' "
-        "to the header blockquote, laid out as in the seed",
+        f"{report}:5: error HEADER-FIELD: header field **Labels** is missing — fix: add it to the header line that "
+        "reads '> **Branch**: `head` → `base` | **Labels**: label1, label2 (or — for none)'",
         f"{report}:{line_of(GOOD, '🔴 BLOCK：')}: error VERDICT-MISMATCH: verdict is ⚠️ NEEDS WORK but there is a 🔴 "
         "finding, which means 必须修复 — fix: write 🔴 BLOCK, or downgrade the 🔴 finding to ⚠️ if you cannot name "
         "its triggering input",
@@ -442,7 +541,7 @@ def test_cli_usage_error_exits_2(capsys):
 def test_cli_unreadable_report_is_one_line_exit_1(tmp_path, capsys):
     assert check_report.main([str(tmp_path / "missing.md")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "cannot read report" in err[0] and "missing.md" in err[0]
+    assert len(err) == 1 and err[0].startswith("error: cannot read report ") and "missing.md" in err[0]
 
 
 @pytest.mark.parametrize("content, reason", [
@@ -458,7 +557,62 @@ def test_cli_bad_pr_json_is_one_line_exit_1(tmp_path, capsys, content, reason):
     assert len(lines) == 1 and reason in lines[0] and "fetch_pr_data.py" in lines[0]
 
 
-def test_cli_bad_vllm_tree_is_one_line_exit_1(tmp_path, capsys):
-    tree = write(tmp_path, "tree.json", json.dumps({"commit_sha": "abc", "paths": "not a list"}))
-    assert check_report.main([str(REPORTS / "good-report.md"), "--pr-json", str(PR_JSON), "--vllm-tree", str(tree)]) == 1
-    assert "update_skill.py" in capsys.readouterr().err
+SAVE_TREE = "python3 scripts/update_skill.py --check-vllm-tree saves it as references/upstream/vllm-tree.json"
+
+
+@pytest.mark.parametrize("content, reason", [
+    (json.dumps({"commit_sha": "abc", "paths": "not a list"}), "has no 'paths' list of strings"),
+    ("vllm/envs.py\nvllm/platforms/rocm.py\n", "is not JSON (Expecting value at line 1)"),
+])
+@pytest.mark.parametrize("with_pr", [True, False])
+def test_cli_bad_vllm_tree_is_one_line_exit_1(tmp_path, capsys, content, reason, with_pr):
+    tree = write(tmp_path, "tree.json", content)
+    pr_args = ["--pr-json", str(PR_JSON)] if with_pr else []
+    assert check_report.main([str(REPORTS / "good-report.md"), *pr_args, "--vllm-tree", str(tree)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: vLLM tree {tree} {reason}; {SAVE_TREE}\n"
+
+
+def test_cli_missing_vllm_tree_fails_without_pr_json(tmp_path, capsys):
+    missing = tmp_path / "nonexistent.json"
+    assert check_report.main([str(REPORTS / "good-report.md"), "--vllm-tree", str(missing)]) == 1
+    assert capsys.readouterr().err == f"error: cannot read vLLM tree {missing}: no such file; {SAVE_TREE}\n"
+
+
+def test_cli_vllm_tree_alone_flags_a_made_up_path(tmp_path, capsys):
+    report = write(tmp_path, "r.md", edit(GOOD, "`vllm/envs.py` 只在类型声明块", "`vllm/envs_rocm.py` 只在类型声明块"))
+    assert check_report.main([str(report)]) == 0
+    assert capsys.readouterr().out == ""
+    assert check_report.main([str(report), "--vllm-tree", str(REPORTS / "vllm-tree.json")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"{report}:{line_of(GOOD, '只在类型声明块')}: warning UNKNOWN-PATH: vllm/envs_rocm.py is not in the vLLM tree "
+        "(without --pr-json, files the PR adds are unknown) — fix: cite the real path (check the diff or vLLM main); "
+        "if the PR adds this file, pass --pr-json too"]
+    assert captured.err == f"{report} passes: 0 error(s), 1 warning(s)\n"
+
+
+@pytest.mark.parametrize("option", ["--vllm-tree", "--pr-json"])
+def test_cli_empty_path_is_a_usage_error(capsys, option):
+    with pytest.raises(SystemExit) as exit_info:
+        check_report.main([str(REPORTS / "good-report.md"), option, ""])
+    assert exit_info.value.code == 2
+    assert f"argument {option}: empty path; pass a file" in capsys.readouterr().err
+
+
+def test_cli_help_documents_vllm_tree_without_pr_json(capsys):
+    with pytest.raises(SystemExit):
+        check_report.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Also works without --pr-json" in help_text
+    assert "python3 scripts/update_skill.py --check-vllm-tree" in help_text
+
+
+def test_cli_prints_at_most_30_violations_and_says_how_many_more(tmp_path, capsys):
+    report = write(tmp_path, "r.md", GOOD + "".join(f"\nTODO(agent): item {index}\n" for index in range(35)))
+    assert check_report.main([str(report)]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 30
+    assert captured.err.splitlines() == ["note: 5 more not shown; fix these and re-run, or pass --json",
+                                         f"{report} fails: 35 error(s), 0 warning(s)"]

@@ -12,6 +12,12 @@ structure returning Findings. check_report() runs them all. Checks and codes:
   VERDICT-MISSING, VERDICT-MISMATCH             verdict follows from the severities present
   RULE-ID-LEAK, PLACEHOLDER, LENGTH, LANGUAGE   errors
   FINDING-COUNT, UNKNOWN-PATH                   warnings (do not fail the check)
+
+HTML comments (``<!-- … -->``) do not render, so they are not report content: only PLACEHOLDER
+sees them. A section that still holds a ``TODO(agent)`` placeholder is unfinished: its PLACEHOLDER
+errors say what to do, so the checks that would judge its absent content (FINDINGS-EMPTY,
+NO-FINDINGS-UNSTATED, VERDICT-MISSING, the summary-table counts) stay silent, and placeholder
+lines count neither as prose nor as a verdict.
 """
 
 import re
@@ -21,6 +27,8 @@ from . import report_format as fmt
 
 LEVEL_ERROR = "error"
 LEVEL_WARNING = "warning"
+# The one command that saves vLLM main's path list for UNKNOWN-PATH.
+SAVE_VLLM_TREE = "python3 scripts/update_skill.py --check-vllm-tree"
 
 # Prose counts as Chinese when CJK characters make up at least this share of CJK characters
 # plus Latin words (one Chinese character is roughly one morpheme, one English word one word).
@@ -59,9 +67,19 @@ PATH_TOKEN = re.compile(r"(?<![A-Za-z0-9_/.:-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9_]*$")
 EXTENSIONLESS_FILES = ("Dockerfile", "CODEOWNERS", "Makefile", "CMakeLists.txt", "LICENSE")
 RULE_ID = re.compile(r"(?<![A-Za-z0-9_])(?:[ABCDEFGPV][1-9][a-z]?|HK[0-9]?)(?![A-Za-z0-9_])")
+# An ID-shaped token (P0 and P6 included: they mark a priority scale, never a rule).
+ID_TOKEN = r"(?<![A-Za-z0-9_])(?:[ABCDEFGPV][0-9][a-z]?|HK[0-9]?)(?![A-Za-z0-9_])"
+# IDs written as one list or range: "B1、D1b", "P1–P4", "A1/A2 和 B6".
+ID_GROUP = re.compile(rf"{ID_TOKEN}(?:\s*(?:[、,，/–—~-]|和|与|及|and|or)\s*{ID_TOKEN})*")
+# Words that make the next ID a rule reference whatever its letter ("违反 P1", "rule V3").
+RULE_WORD_BEFORE = re.compile(r"(?:规则|条目|检查项|违反|参见|\brules?|\bsee|\bviolat\w*)\s*[:：#]?\s*$",
+                              re.IGNORECASE)
+OPENING_BRACKETS = "(（[【"
+CLOSING_BRACKETS = ")）]】"
 # "vLLM V1", "DeepSeek V3", "V3.2", "V1 引擎" are versions, not rule IDs.
 VERSION_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9.]*[ -]?$")
-VERSION_AFTER = re.compile(r"^(?:\.\d|\s*(?:engine|引擎|架构|调度))", re.IGNORECASE)
+VERSION_AFTER = re.compile(r"^(?:\.\d|\s*(?:engine|引擎|架构|调度|版本))", re.IGNORECASE)
+HTML_COMMENT = re.compile(r"<!--.*?-->")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 # Fixed contract tokens carry no signal about the prose language.
@@ -95,7 +113,12 @@ class Section:
     number: int | None
     heading: str
     line: int
-    body: list = field(default_factory=list)  # (line number, text) pairs outside code fences
+    body: list = field(default_factory=list)  # (line number, text) pairs outside code fences and comments
+    unfilled: bool = False  # a TODO(agent) placeholder is still in it
+
+    def content(self):
+        """Body lines that are not placeholders: what the author actually wrote."""
+        return [(number, line) for number, line in self.body if not is_placeholder(line)]
 
 
 @dataclass
@@ -139,16 +162,8 @@ class ParsedReport:
 def parse_report(text):
     """Split the report into header, sections, findings and the summary table (one pass)."""
     lines = text.splitlines()
-    prose = []
-    in_fence = False
-    for number, line in enumerate(lines, 1):
-        if FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if not in_fence:
-            prose.append((number, normalize_emoji(line)))
     header, sections = [], []
-    for number, line in prose:
+    for number, line in visible_lines(lines):
         heading = H2.match(line)
         if heading:
             title = heading.group(1)
@@ -158,9 +173,43 @@ def parse_report(text):
             sections[-1].body.append((number, line))
         else:
             header.append((number, line))
+    starts = [section.line for section in sections] + [len(lines) + 1]
+    for section, end in zip(sections, starts[1:]):
+        section.unfilled = any(is_placeholder(line) for line in lines[section.line:end - 1])
     findings_section = next((s for s in sections if s.number == fmt.FINDINGS_SECTION), None)
     findings, table = parse_findings_section(findings_section.body if findings_section else [])
     return ParsedReport(lines, header, sections, findings, table)
+
+
+def visible_lines(lines):
+    """(line number, text) of what renders: no code fences, no HTML comments, blank lines kept.
+
+    A line that held only a comment is dropped rather than kept blank, so a comment between two
+    lines of a bullet does not end the bullet.
+    """
+    in_fence = in_comment = False
+    for number, line in enumerate(lines, 1):
+        if not in_comment and FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        text = line
+        if in_comment:
+            if "-->" not in text:
+                continue
+            text = text.split("-->", 1)[1]
+            in_comment = False
+        text = HTML_COMMENT.sub("", text)
+        if "<!--" in text:
+            text = text.split("<!--", 1)[0]
+            in_comment = True
+        if text.strip() or not line.strip():
+            yield number, normalize_emoji(text)
+
+
+def is_placeholder(line):
+    return fmt.PLACEHOLDER in line
 
 
 def normalize_emoji(line):
@@ -243,8 +292,9 @@ def check_report(text, pr_document=None, lang="zh", vllm_paths=None):
         *check_length(parsed),
         *check_language(parsed, lang),
     ]
-    if pr_document is not None:
-        found.extend(check_paths(parsed, known_paths(pr_document, vllm_paths), tree_saved=vllm_paths is not None))
+    if pr_document is not None or vllm_paths is not None:
+        found.extend(check_paths(parsed, known_paths(pr_document, vllm_paths),
+                                 pr_given=pr_document is not None, tree_given=vllm_paths is not None))
     return sorted(found, key=lambda item: (item.line, item.level != LEVEL_ERROR, item.code))
 
 
@@ -276,7 +326,7 @@ def check_header(parsed, expected=None):
     for name in fmt.HEADER_FIELDS:
         if name not in fields:
             found.append(Finding(LEVEL_ERROR, last_line, "HEADER-FIELD", f"header field **{name}** is missing",
-                                 f"add '**{name}**: …' to the header blockquote, laid out as in the seed"))
+                                 f"add it to the header line that reads {header_line_example(name, expected)}"))
             continue
         number, value = fields[name]
         if not re.fullmatch(FIELD_FORMATS[name], value):
@@ -289,11 +339,18 @@ def check_header(parsed, expected=None):
     return found
 
 
+def header_line_example(name, expected=None):
+    """The whole blockquote line that holds field ``name``, with the PR's values when known."""
+    fields = next(line for line in fmt.HEADER_LAYOUT if name in line)
+    values = {field: (expected or {}).get(field) or field_example(field) for field in fields}
+    return "'> " + fmt.FIELD_SEPARATOR.join(f"**{field}**: {values[field]}" for field in fields) + "'"
+
+
 def field_example(name):
     examples = {
         "Author": "@login", "State": " / ".join(fmt.STATES), "Date": "YYYY-MM-DD (created_at, UTC)",
-        "Branch": "`head` → `base`", "Labels": f"names joined by ', ' or {fmt.NO_LABELS}",
-        "Changes": "'+X -Y lines across N files'", fmt.RELEVANCE_FIELD: " / ".join(fmt.RELEVANCE_LABELS.values()),
+        "Branch": "`head` → `base`", "Labels": f"label1, label2 (or {fmt.NO_LABELS} for none)",
+        "Changes": "+X -Y lines across N files", fmt.RELEVANCE_FIELD: " / ".join(fmt.RELEVANCE_LABELS.values()),
     }
     return examples[name]
 
@@ -331,12 +388,12 @@ def check_sections(parsed):
         found.append(Finding(LEVEL_ERROR, min(later) if later else end_line, "SECTION-MISSING",
                              f"section {number} is missing", f"add {heading!r} here"))
     findings_section = parsed.section(fmt.FINDINGS_SECTION)
-    if findings_section and not parsed.findings:
+    if findings_section and not parsed.findings and not findings_section.unfilled:
         found.append(Finding(LEVEL_ERROR, findings_section.line, "FINDINGS-EMPTY", "section 3 has no findings",
                              "when there are no findings, omit section 3 entirely and say so in 结论"))
     verdict_section = parsed.section(fmt.VERDICT_SECTION)
-    if not findings_section and verdict_section:
-        text = "\n".join(line for _, line in verdict_section.body)
+    if not findings_section and verdict_section and not verdict_section.unfilled:
+        text = "\n".join(line for _, line in verdict_section.content())
         if not any(re.search(pattern, text, re.IGNORECASE) for pattern in fmt.NO_FINDINGS_PATTERNS):
             found.append(Finding(LEVEL_ERROR, verdict_section.line, "NO-FINDINGS-UNSTATED",
                                  "section 3 is omitted but 结论 does not say there are no findings",
@@ -349,6 +406,8 @@ def check_summary_table(parsed):
         return []
     table = parsed.summary_table
     first_finding = parsed.findings[0].line
+    if table is not None and any(is_placeholder(" ".join(row.cells)) for row in table.rows):
+        return []  # its PLACEHOLDER errors come first; counts are judged once they are filled
     if table is None:
         return [Finding(LEVEL_ERROR, first_finding, "SUMMARY-TABLE-MISSING", "no 意见类型 × 数量 table before the first finding",
                         "put the summary table (| 意见类型 | 数量 | with one row per severity) before the findings")]
@@ -448,14 +507,8 @@ def count_mismatch(line, key, claimed, actual):
 def check_findings(parsed, lang):
     found = []
     phrases = fmt.ACTION_PHRASES + (fmt.ACTION_PHRASES_EN if lang == "en" else ())
-    worst_so_far = 0
+    found.extend(check_finding_order(parsed.findings))
     for finding in parsed.findings:
-        rank = fmt.SEVERITIES.index(finding.severity)
-        if rank < worst_so_far:
-            found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-ORDER",
-                                 f"this {finding.severity} finding comes after a {fmt.SEVERITIES[worst_so_far]} one",
-                                 "sort findings 🔴 first, then ⚠️, then 📝"))
-        worst_so_far = max(worst_so_far, rank)
         if not finding.canonical:
             found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-FORMAT", "finding heading is not in the contract's form",
                                  "write it on one line as "
@@ -484,8 +537,8 @@ def check_findings(parsed, lang):
         if finding.severity == "🔴" and not names_trigger(finding):
             found.append(Finding(LEVEL_ERROR, finding.line, "RED-NO-TRIGGER",
                                  "this 🔴 finding names no concrete triggering input",
-                                 "name the shape, dtype, arch, config, env setting or model that triggers it, "
-                                 "or downgrade it to ⚠️"))
+                                 "name the shape, dtype, arch, config, sequence length or batch size, env setting "
+                                 "or model that triggers it, or downgrade it to ⚠️"))
     count = len(parsed.findings)
     low, high = fmt.RECOMMENDED_FINDINGS
     section = parsed.section(fmt.FINDINGS_SECTION)
@@ -494,6 +547,22 @@ def check_findings(parsed, lang):
                              "merge minor findings or drop the weakest" if count > high else
                              "check for blind spots, but do not invent findings"))
     return found
+
+
+def check_finding_order(findings):
+    """One error, at the first finding that sits below a less severe one, giving the whole order."""
+    worst_so_far = 0
+    for finding in findings:
+        rank = fmt.SEVERITIES.index(finding.severity)
+        if rank < worst_so_far:
+            counts = count_by(item.severity for item in findings)
+            order = ", ".join(f"{severity} ×{counts[severity]}" for severity in fmt.SEVERITIES if severity in counts)
+            return [Finding(LEVEL_ERROR, finding.line, "FINDING-ORDER",
+                            f"this {finding.severity} finding comes after a {fmt.SEVERITIES[worst_so_far]} one; "
+                            "findings run 🔴 → ⚠️ → 📝",
+                            f"reorder the findings as {order}")]
+        worst_so_far = max(worst_so_far, rank)
+    return []
 
 
 def names_trigger(finding):
@@ -507,12 +576,14 @@ def check_verdict(parsed):
     if section is None:
         return []
     verdict = None
-    for number, line in section.body:
+    for number, line in section.content():
         positions = [(line.find(v), v) for v in fmt.VERDICTS if v in line]
         if positions:
             verdict = (number, min(positions)[1])
             break
     if verdict is None:
+        if section.unfilled:
+            return []  # its PLACEHOLDER error says to write the verdict
         return [Finding(LEVEL_ERROR, section.line, "VERDICT-MISSING", "结论 gives no verdict",
                         f"start 结论 with one of {' / '.join(fmt.VERDICTS)} and a 1–2 sentence rationale")]
     line, given = verdict
@@ -537,7 +608,7 @@ def check_verdict(parsed):
 def check_rule_id_leaks(parsed):
     """Rule IDs in the sections' text; the header is PR metadata (a title may say anything)."""
     found = []
-    for number, line in (item for section in parsed.sections for item in section.body):
+    for number, line in (item for section in parsed.sections for item in section.content()):
         for rule_id in rule_ids_in(line):
             found.append(Finding(LEVEL_ERROR, number, "RULE-ID-LEAK", f"internal rule ID {rule_id!r} appears in the report",
                                  "describe the concern in words; rule IDs stay inside the skill"))
@@ -545,19 +616,38 @@ def check_rule_id_leaks(parsed):
 
 
 def rule_ids_in(line):
-    """Rule-ID tokens in prose; code spans count only when they hold nothing but an ID."""
+    """Rule-ID tokens in prose; code spans count only when they hold nothing but an ID.
+
+    Two ID families collide with ordinary review language, so they count only in a rule context:
+    V1–V6 are versions after a word ("vLLM V1", "DeepSeek V3") or before 引擎/engine/".2";
+    P1–P5 are priorities ("P1 优先级", "P0/P1 问题"). A P ID is a leak only after a rule word
+    ("违反 P1"), alone in brackets ("（P3）"), or listed with a non-P rule ID ("B1、P2").
+    """
     hits = []
     for span in INLINE_CODE.finditer(line):
         inner = span.group(0).strip("`").strip()
         if RULE_ID.fullmatch(inner):
             hits.append(inner)
     prose = INLINE_CODE.sub(lambda m: " " * len(m.group(0)), URL.sub(lambda m: " " * len(m.group(0)), line))
-    for match in RULE_ID.finditer(prose):
-        token = match.group(0)
-        if token.startswith("V") and (VERSION_BEFORE.search(prose[:match.start()])
-                                      or VERSION_AFTER.match(prose[match.end():])):
-            continue
-        hits.append(token)
+    for group in ID_GROUP.finditer(prose):
+        tokens = list(re.finditer(ID_TOKEN, prose[group.start():group.end()]))
+        before, after = prose[:group.start()].rstrip(), prose[group.end():].lstrip()
+        rule_context = bool(RULE_WORD_BEFORE.search(before + " "))
+        bracketed = bool(before) and bool(after) and before[-1] in OPENING_BRACKETS and after[0] in CLOSING_BRACKETS
+        names = [token.group(0) for token in tokens]
+        listed_with_rule = any(RULE_ID.fullmatch(name) and name[0] not in "PV" for name in names)
+        priority_scale = any(name[0] == "P" and not RULE_ID.fullmatch(name) for name in names)
+        for token in tokens:
+            name = token.group(0)
+            if not RULE_ID.fullmatch(name):
+                continue
+            if name[0] == "V" and not rule_context:
+                start, end = group.start() + token.start(), group.start() + token.end()
+                if VERSION_BEFORE.search(prose[:start]) or VERSION_AFTER.match(prose[end:]):
+                    continue
+            if name[0] == "P" and not (rule_context or (not priority_scale and (bracketed or listed_with_rule))):
+                continue
+            hits.append(name)
     return hits
 
 
@@ -589,7 +679,7 @@ def prose_language_units(parsed):
     """(CJK characters, Latin words) in prose: no header, headings, tables, code, URLs, paths or labels."""
     cjk = words = 0
     for section in parsed.sections:
-        for _, line in section.body:
+        for _, line in section.content():
             if line.lstrip().startswith(("|", "#")):
                 continue
             text = CONTRACT_TOKENS.sub(" ", line)
@@ -599,10 +689,10 @@ def prose_language_units(parsed):
     return cjk, words
 
 
-def known_paths(pr_document, vllm_paths=None):
+def known_paths(pr_document=None, vllm_paths=None):
     """Every path a finding may cite: the PR's files (old names too) and the saved vLLM tree."""
     paths = set(vllm_paths or ())
-    for item in pr_document.get("files") or []:
+    for item in (pr_document or {}).get("files") or []:
         paths.add(item["filename"])
         if item.get("previous_filename"):
             paths.add(item["previous_filename"])
@@ -613,12 +703,17 @@ def known_paths(pr_document, vllm_paths=None):
     return suffixes
 
 
-def check_paths(parsed, known, tree_saved=True):
+def check_paths(parsed, known, pr_given=True, tree_given=True):
     """Warn (once per path) about file paths cited in findings that exist neither in the PR nor in vLLM."""
-    where = "is neither in the PR's files nor in the saved vLLM tree" if tree_saved else \
-        "is not in the PR's files, and no vLLM tree is saved to check it against"
-    fix = "cite the real path (check the diff or vLLM main)" + \
-        ("" if tree_saved else "; run scripts/update_skill.py --check-vllm-tree to save the vLLM tree")
+    fix = "cite the real path (check the diff or vLLM main)"
+    if pr_given and tree_given:
+        where = "is neither in the PR's files nor in the vLLM tree"
+    elif pr_given:
+        where = "is not in the PR's files, and no vLLM tree is saved to check it against"
+        fix += f"; run {SAVE_VLLM_TREE} to save the vLLM tree"
+    else:
+        where = "is not in the vLLM tree (without --pr-json, files the PR adds are unknown)"
+        fix += "; if the PR adds this file, pass --pr-json too"
     found = []
     reported = set()
     for finding in parsed.findings:

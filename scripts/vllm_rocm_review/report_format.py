@@ -6,8 +6,9 @@ constants and check_report.py parses against them, so the two cannot disagree.
 
 The trigger patterns at the bottom are about the report's language: they say what a
 🔴 finding must spell out to count as naming "a concrete triggering input" (a shape,
-dtype, arch, config, env setting or model). They are vocabulary for reading prose,
-not facts about vLLM's code, so they live here rather than in references/rocm-surface.yaml.
+dtype, arch, config, sequence length or batch size, env setting or model). They are
+vocabulary for reading prose, not facts about vLLM's code, so they live here rather than
+in references/rocm-surface.yaml.
 """
 
 import re
@@ -92,6 +93,11 @@ TRIGGER_PATTERNS = {
     "config": r"(?<![A-Za-z0-9])(?:TP|EP|DP|PP)\s*=?\s*\d+(?![\d])|"
               r"(?<![\w.])[A-Za-z_][A-Za-z0-9_.]*\s*(?:==|=|>=|<=|>|<|≥|≤)\s*-?\d|"
               r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)+",
+    # Sequence length, context length, batch size or token count: "32k tokens", "seq_len 8192", "batch size 256".
+    "size": r"(?<![\w.])\d+(?:\.\d+)?\s*[km]?\s*(?:tokens?|toks?|context|上下文)(?![A-Za-z])|"
+            r"(?<![A-Za-z0-9_])(?:seq(?:uence)?[ _-]?len(?:gth)?|max[ _]model[ _]len|max[ _]num[ _]seqs|"
+            r"max[ _]num[ _]batched[ _]tokens|context[ _-]?len(?:gth)?|batch[ _-]?size|batch|bs|num[ _]tokens|"
+            r"上下文长度|序列长度|批大小)\s*(?:[:=：]|of|为|是)?\s*\d+",
     "env": r"(?<![A-Za-z0-9_])VLLM_[A-Z0-9_]+\s*=\s*\S+",
     "model": r"(?<![A-Za-z0-9])(?:DeepSeek|Kimi|Qwen|Llama|Mixtral|Mistral|GPT-OSS|MiniMax|Gemma|"
              r"GLM|Phi|Inkling|Grok)[\w.-]*",
