@@ -7,20 +7,25 @@ Usage: python3 scripts/fetch_pr_data.py PR [--repo OWNER/NAME] [--output PATH] [
 
 The document (schema in vllm_rocm_review/pr_schema.py) goes to --output, written atomically, or
 to stdout. Exit codes: 0 written, 1 GitHub or runtime failure (nothing written), 2 usage error.
+A bad --output path is rejected before the first request, so it costs no rate limit.
 """
 
 import argparse
 import sys
+from pathlib import Path
 
 from vllm_rocm_review import code_context
 from vllm_rocm_review.atomic_io import write_atomic
 from vllm_rocm_review.cli import add_github_options
 from vllm_rocm_review.cli import fail
+from vllm_rocm_review.cli import output_path_problem
 from vllm_rocm_review.cli import say
+from vllm_rocm_review.github import DEFAULT_TIMEOUT
 from vllm_rocm_review.github import NO_TOKEN_WARNING
 from vllm_rocm_review.github import GitHubClient
 from vllm_rocm_review.github import GitHubError
 from vllm_rocm_review.github import RateLimited
+from vllm_rocm_review.github import RetryPolicy
 from vllm_rocm_review.github import Unauthorized
 from vllm_rocm_review.github import discover_token_with_source
 from vllm_rocm_review.github import resolve_api_url
@@ -32,16 +37,22 @@ from vllm_rocm_review.pr_ref import PullRefError
 from vllm_rocm_review.pr_ref import parse_pr_ref
 from vllm_rocm_review.pr_schema import validate_pr_document
 
-EPILOG = """\
+_RETRY = RetryPolicy()
+EPILOG = f"""\
 examples:
-  fetch_pr_data.py 12345 --include-ci --output outputs/pr-12345.json
-  fetch_pr_data.py https://github.com/vllm-project/vllm/pull/12345/files --sources /tmp/pr-12345
-  fetch_pr_data.py ROCm/vllm#42 --checkout ~/src/vllm
+  fetch_pr_data.py 12345 --include-ci --output outputs/pr-12345.json --checkout "$VLLM_REPO"
+  fetch_pr_data.py github.com/vllm-project/vllm/pull/12345 --output outputs/pr-12345.json --sources outputs/pr-12345-src
+  fetch_pr_data.py ROCm/vllm#42 --checkout ~/src/vllm > outputs/rocm-vllm-42.json
 
 environment: GH_TOKEN / GITHUB_TOKEN (token), GITHUB_API_URL (API base, e.g. GitHub Enterprise),
-VLLM_ROCM_REVIEW_CACHE (cache directory; default $XDG_CACHE_HOME/vllm-rocm-pr-review),
-VLLM_ROCM_REVIEW_GIT_URL (git base URL for --checkout; default derived from the API URL).
-exit codes: 0 written, 1 GitHub or runtime failure (no file written), 2 usage error.
+VLLM_ROCM_REVIEW_CACHE (cache directory; default $XDG_CACHE_HOME/vllm-rocm-pr-review, else
+~/.cache/vllm-rocm-pr-review), VLLM_ROCM_REVIEW_GIT_URL (git base URL for --checkout; default
+derived from the API URL).
+network: connect timeout {DEFAULT_TIMEOUT[0]:g} s, read timeout {DEFAULT_TIMEOUT[1]:g} s; a refused connection, unknown host or
+connect timeout is tried {_RETRY.unreachable_retries + 1} times, a 5xx answer, dropped connection or read timeout up to
+{_RETRY.max_retries + 1} times, and no retry starts later than {_RETRY.retry_budget:g} s after the first attempt.
+exit codes: 0 written, 1 GitHub or runtime failure or an unusable --output (no file written),
+2 usage error.
 """
 
 
@@ -55,7 +66,11 @@ def build_parser():
     )
     parser.add_argument("pr", metavar="PR", help="12345, #12345, OWNER/NAME#12345 or a pull-request URL")
     parser.add_argument("--repo", metavar="OWNER/NAME", help=f"repository for a bare PR number (default {DEFAULT_REPO})")
-    parser.add_argument("--output", metavar="PATH", help="write the JSON here atomically instead of stdout")
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write the JSON here atomically instead of stdout; the directory must exist (it is checked before any request)",
+    )
     parser.add_argument(
         "--include-ci", action="store_true", help="add check runs and commit statuses of the head commit"
     )
@@ -67,17 +82,46 @@ def build_parser():
     context.add_argument(
         "--checkout",
         metavar="DIR",
-        help="git clone (or new path) to fetch pull/N/head and the base commit into, under refs/vllm-rocm-review/",
+        help="git clone (or new path) to fetch pull/N/head and the base commit into, under refs/vllm-rocm-review/;"
+        " a new path is removed again if the fetch fails",
     )
-    context.add_argument("--sources", metavar="DIR", help="download the head version of changed files into DIR")
+    context.add_argument(
+        "--sources", metavar="DIR", help="download the head version of changed files into DIR (created when missing)"
+    )
     parser.add_argument(
         "--sources-limit",
         metavar="N",
         type=int,
-        default=code_context.DEFAULT_SOURCES_LIMIT,
         help=f"most files --sources downloads, ROCm and backbone paths first (default {code_context.DEFAULT_SOURCES_LIMIT})",
     )
     return parser
+
+
+def usage_problem(args):
+    """The one-line usage error in ``args`` that argparse cannot see, or None."""
+    if args.checkout is not None and not args.checkout.strip():
+        return "--checkout needs a directory but got an empty value; set VLLM_REPO or pass a path (or use --sources DIR)"
+    if args.output is not None and not args.output.strip():
+        return "--output needs a file path but got an empty value; pass one, e.g. --output outputs/pr-12345.json"
+    if args.sources is not None and not args.sources.strip():
+        return "--sources needs a directory but got an empty value; pass one, e.g. --sources outputs/pr-12345-src"
+    if args.sources_limit is not None and args.sources is None:
+        return "--sources-limit only applies to --sources; add --sources DIR or drop it"
+    if args.sources_limit is not None and args.sources_limit < 0:
+        return "--sources-limit must be 0 or more"
+    return None
+
+
+def path_problem(args):
+    """Why --output or --sources cannot be used, found before any request; None when both can."""
+    if args.output:
+        problem = output_path_problem(args.output)
+        if problem:
+            return problem
+    sources = Path(args.sources).expanduser() if args.sources else None
+    if sources is not None and sources.exists() and not sources.is_dir():
+        return f"--sources {args.sources} is a file; give a directory (it is created when missing)"
+    return None
 
 
 def main(argv=None) -> int:
@@ -87,12 +131,14 @@ def main(argv=None) -> int:
         api_url = resolve_api_url(args.api_url)
     except (PullRefError, ValueError) as error:
         return fail(error, 2)
-    if args.sources_limit < 0:
-        return fail("--sources-limit must be 0 or more", 2)
+    problem = usage_problem(args)
+    if problem:
+        return fail(problem, 2)
+    problem = path_problem(args)
+    if problem:
+        return fail(problem)
 
     token, token_source = discover_token_with_source(args.token, api_url)
-    if token is None:
-        say(NO_TOKEN_WARNING)
     show_progress = not args.quiet and sys.stderr.isatty()
     client = GitHubClient(
         api_url,
@@ -115,6 +161,8 @@ def main(argv=None) -> int:
         return fail("interrupted; nothing written")
 
     record_usage(document, client)
+    if token is None:
+        say(NO_TOKEN_WARNING)
     for warning in document["meta"].get("warnings", []):
         say(f"warning: {warning}")
     problems = validate_pr_document(document, strict=True)
@@ -126,8 +174,8 @@ def main(argv=None) -> int:
             write_atomic(args.output, text)
         except OSError as error:
             return fail(f"cannot write {args.output}: {error.strerror or error}; check the path and permissions")
-        if show_progress:
-            say(f"fetch: wrote {args.output} ({client.requests_made} requests, {client.cache_hits} unchanged)")
+        if not args.quiet:
+            say(f"wrote {args.output} ({client.requests_made} requests, {client.cache_hits} unchanged)")
     else:
         sys.stdout.write(text)
     return 0
@@ -137,7 +185,7 @@ def _add_code_context(args, client, ref, document):
     """Run --checkout or --sources; their failures become warnings in meta, never exit codes."""
     warnings = []
     pr = document["pr"]
-    if args.checkout:
+    if args.checkout is not None:
         try:
             document["meta"]["checkout"] = code_context.fetch_checkout(
                 args.checkout, ref.repo, ref.number, pr["base"]["sha"], code_context.git_base_url(client.api_url)
@@ -147,9 +195,10 @@ def _add_code_context(args, client, ref, document):
         else:
             if document["meta"]["checkout"]["head_sha"] != pr["head"]["sha"]:
                 warnings.append("--checkout: the PR head moved while fetching; the clone's head differs from pr.head.sha")
-    elif args.sources:
+    elif args.sources is not None:
+        limit = code_context.DEFAULT_SOURCES_LIMIT if args.sources_limit is None else args.sources_limit
         sources, source_warnings = code_context.download_sources(
-            client, ref.repo, pr["head"]["sha"], document["files"], args.sources, limit=args.sources_limit
+            client, ref.repo, pr["head"]["sha"], document["files"], args.sources, limit=limit
         )
         document["meta"]["sources"] = sources
         warnings.extend(source_warnings)

@@ -10,7 +10,8 @@ Usage:
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
 references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
 references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
-1 unreadable or invalid input, an unusable surface file, or a scaffold that already exists;
+1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
+empty, or without a section the reading plan needs), or a scaffold that already exists;
 2 usage error.
 """
 
@@ -29,6 +30,7 @@ from vllm_rocm_review.cli import load_pr_document
 from vllm_rocm_review.cli import say
 from vllm_rocm_review.digest import render_digest
 from vllm_rocm_review.file_errors import describe_os_error
+from vllm_rocm_review.reading_plan import CATALOG_NAME
 from vllm_rocm_review.reading_plan import expand
 from vllm_rocm_review.scaffold import render_scaffold
 from vllm_rocm_review.surface import SurfaceError
@@ -37,11 +39,15 @@ from vllm_rocm_review.triage_config import TriageConfigError
 from vllm_rocm_review.triage_config import load_triage_config
 
 
+RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
-        epilog="Exit codes: 0 success; 1 bad input file, unusable references, or scaffold exists without --force; "
+        epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
+               "missing, empty or lacks a section the reading plan needs), or scaffold exists without --force; "
                "2 usage error.",
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
@@ -74,12 +80,18 @@ def run(args):
     try:
         catalog = load_catalog()
     except CatalogError as exc:
-        say(f"note: {exc}; the reading plan lists sections without measuring them")
-        catalog = None
+        raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
     result = triage(document, config, catalog)
+    missing = result["reading_plan"]["missing"]
+    if missing:
+        raise InputError(f"MISSING-RULE-TEXT: {CATALOG_NAME} has no section {', '.join(missing)}, which this PR's "
+                         f"reading plan needs; {RESTORE_CATALOG}")
 
     if args.scaffold:
         target = Path(args.scaffold)
+        if target.is_dir():
+            raise InputError(f"--scaffold {target} is a directory; give the report's file path, "
+                             f"e.g. outputs/pr-{result['pr']['number']}-review.md")
         if target.exists() and not args.force:
             raise InputError(f"{target} already exists; pass --force to overwrite it")
         write_atomic(target, render_scaffold(document, result))
@@ -92,9 +104,8 @@ def run(args):
         output = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
     elif args.expand:
         plan = result["reading_plan"]
-        head = f"# Reading plan for PR #{result['pr']['number']}: {plan['depth']}"
-        if plan["fraction"] is not None:
-            head += f", {plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%})"
+        head = (f"# Reading plan for PR #{result['pr']['number']}: {plan['depth']}, "
+                f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%})")
         if plan["then_read_in_full"]:
             head += f"; deep review: then read {plan['then_read_in_full']} in full"
         output = head + "\n\n" + expand(catalog, plan)

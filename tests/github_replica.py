@@ -40,6 +40,10 @@ Rate limit and auth:
     the answer is GitHub's primary-limit 403 (``x-ratelimit-remaining: 0``). With ``tokens``
     (a set of accepted tokens) a request carrying any other bearer token gets 401.
 
+Servers that do not answer (no replica behind them):
+    with refusing_url() as url: ...      # a bound port that is not listening: connection refused
+    with unanswering_url() as url: ...   # accepts connections (kernel backlog) but never answers
+
 Inspection:
     replica.log                     list of ``Seen`` (method, path, query, status, accept,
                                     if_none_match, authorized, headers, body_bytes sent back)
@@ -54,6 +58,7 @@ import re
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from urllib.parse import urlencode
@@ -321,3 +326,20 @@ def _int(value, default):
         return int(value)
     except (TypeError, ValueError):
         return default
+
+
+@contextmanager
+def refusing_url():
+    """``http://127.0.0.1:PORT`` of a port bound but not listening, so every connection is refused."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{holder.getsockname()[1]}"
+
+
+@contextmanager
+def unanswering_url():
+    """``http://127.0.0.1:PORT`` of a black hole: the kernel accepts connections, nobody ever answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"

@@ -128,6 +128,27 @@ def test_checkout_failure_is_a_warning_and_the_json_is_still_written(upstream, r
     assert "\nwarning: --checkout skipped: git fetch failed" in err
 
 
+def test_failed_checkout_removes_what_it_created(upstream, env):
+    nowhere = f"file://{env / 'nowhere'}"
+    new_path = env / "new" / "deeper" / "vllm"
+    with pytest.raises(code_context.CheckoutError, match="git fetch failed"):
+        code_context.fetch_checkout(new_path, "vllm-project/vllm", 7, upstream["base"], nowhere)
+    assert not (env / "new").exists()
+    empty = env / "empty"
+    empty.mkdir()
+    with pytest.raises(code_context.CheckoutError, match="git fetch failed"):
+        code_context.fetch_checkout(empty, "vllm-project/vllm", 7, upstream["base"], nowhere)
+    assert empty.is_dir() and list(empty.iterdir()) == []
+
+
+def test_failed_fetch_leaves_an_existing_clone_in_place(upstream, env):
+    clone = env / "clone"
+    git(env, "clone", "--quiet", str(upstream["bare"]), str(clone))
+    with pytest.raises(code_context.CheckoutError):
+        code_context.fetch_checkout(clone, "vllm-project/vllm", 7, upstream["base"], f"file://{env / 'nowhere'}")
+    assert git(clone, "rev-parse", "HEAD") == upstream["base"]
+
+
 def test_checkout_refuses_a_directory_that_is_not_a_clone(upstream, env):
     plain = env / "plain"
     plain.mkdir()
@@ -222,6 +243,19 @@ def test_sources_skip_unsafe_paths_and_missing_files(replica, tmp_path):
     assert sources["fetched"] == [] and sources["skipped"] == ["../escape.py", "vllm/ok.py"]
     assert "not found (404)" in warnings[0]
     assert not (tmp_path / "escape.py").exists()
+
+
+def test_sources_that_cannot_be_saved_become_a_warning(replica, tmp_path):
+    serve_contents(replica, "a" * 40)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "vllm").write_text("a file where a directory is needed")
+    files = [{"filename": "vllm/ok.py", "status": "added", "additions": 1, "deletions": 0},
+             {"filename": "docs/x.md", "status": "added", "additions": 1, "deletions": 0}]
+    client = GitHubClient(replica.api_url, use_cache=False)
+    sources, warnings = code_context.download_sources(client, "vllm-project/vllm", "a" * 40, files, tmp_path / "s", surface={})
+    assert sources["fetched"] == [] and sources["skipped"] == ["vllm/ok.py", "docs/x.md"]
+    assert warnings == [f"source vllm/ok.py not saved: {tmp_path / 's' / 'vllm'}: is a file, not a directory; "
+                        f"check --sources {tmp_path / 's'}"]
 
 
 def test_priority_comes_from_the_surface_file():

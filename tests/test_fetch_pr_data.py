@@ -1,11 +1,14 @@
 """fetch_pr_data.py end to end against the local GitHub replica (real sockets, no network)."""
 
 import json
+import os
+import sys
 
 import fetch_pr_data
 import pytest
 from github_env import isolate_github_env
 from github_replica import GitHubReplica
+from github_replica import refusing_url
 from replica_pull_request import FakePull
 from replica_pull_request import pull_from_case
 from replica_pull_request import review_comment_id
@@ -308,8 +311,6 @@ def test_stdout_is_only_json_and_no_progress_without_tty(replica, run):
 
 
 def test_progress_goes_to_a_tty_stderr_unless_quiet(replica, run, monkeypatch):
-    import sys
-
     serve_pull(replica, FakePull(number=5))
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, out, err = run(5)
@@ -323,6 +324,7 @@ def test_token_never_leaks(replica, run, env):
     pull = busy_pull()
     serve_pull(replica, pull)
     serve_threads(replica, set())
+    (env / "out").mkdir()
     output = env / "out" / "pr.json"
     code, out, err = run(pull.number, "--include-ci", "--output", output)
     assert code == 0
@@ -426,3 +428,115 @@ def test_api_url_from_environment(replica, env, monkeypatch, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["meta"]["api_url"] == replica.api_url
     assert replica.seen()[0].authorized
+
+
+# --- usage and path checks before any request ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--checkout", ""], "error: --checkout needs a directory but got an empty value; set VLLM_REPO or pass a path"),
+        (["--checkout", "  "], "error: --checkout needs a directory but got an empty value; set VLLM_REPO or pass a path"),
+        (["--sources", ""], "error: --sources needs a directory but got an empty value; pass one"),
+        (["--output", ""], "error: --output needs a file path but got an empty value; pass one"),
+        (["--sources-limit", "3"], "error: --sources-limit only applies to --sources; add --sources DIR or drop it"),
+        (["--sources", "src", "--sources-limit", "-1"], "error: --sources-limit must be 0 or more"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line_and_no_request(args, message, replica, run, env):
+    code, out, err = run(5, *args)
+    assert code == 2
+    assert err.startswith(message) and len(err.splitlines()) == 1
+    assert out == "" and replica.log == []
+    assert sorted(p.name for p in env.iterdir()) == ["bin"]
+
+
+def test_output_in_a_missing_directory_is_refused_before_any_request(replica, run, env):
+    output = env / "no" / "such" / "pr-5.json"
+    code, out, err = run(5, "--output", output)
+    assert code == 1
+    assert err == f"error: cannot write {output}: directory {output.parent} does not exist; create it (mkdir -p {output.parent}) or choose another path\n"
+    assert replica.log == [] and not (env / "no").exists()
+
+
+def test_output_that_is_a_directory_is_refused_before_any_request(replica, run, env):
+    code, out, err = run(5, "--output", env)
+    assert code == 1
+    assert err == f"error: --output {env} is a directory; give a file path, e.g. outputs/pr-12345.json\n"
+    assert replica.log == []
+
+
+def test_output_under_a_file_is_refused_before_any_request(replica, run, env):
+    (env / "notes.txt").write_text("x")
+    code, out, err = run(5, "--output", env / "notes.txt" / "pr.json")
+    assert code == 1
+    assert err == f"error: cannot write {env / 'notes.txt' / 'pr.json'}: {env / 'notes.txt'} is a file, not a directory; choose another path\n"
+    assert replica.log == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc, a directory that takes no new files")
+def test_output_in_a_directory_that_takes_no_files_is_refused_before_any_request(replica, run):
+    code, out, err = run(5, "--output", "/proc/pr-5.json")
+    assert code == 1
+    assert err.startswith("error: cannot write /proc/pr-5.json: /proc does not accept new files (")
+    assert err.endswith("); choose a writable directory\n") and ".tmp" not in err
+    assert replica.log == []
+
+
+def test_sources_that_is_a_file_is_refused_before_any_request(replica, run, env):
+    (env / "src").write_text("x")
+    code, out, err = run(5, "--sources", env / "src")
+    assert code == 1
+    assert err == f"error: --sources {env / 'src'} is a file; give a directory (it is created when missing)\n"
+    assert replica.log == []
+
+
+def test_wrote_line_after_output_unless_quiet(replica, run, env):
+    serve_pull(replica, FakePull(number=5))
+    output = env / "pr-5.json"
+    code, out, err = run(5, "--output", output)
+    assert code == 0
+    assert err == f"wrote {output} (6 requests, 0 unchanged)\n"
+    code, out, err = run(5, "--output", output, "--quiet")
+    assert code == 0 and err == ""
+
+
+def test_output_gets_the_umask_mode_not_a_private_one(replica, run, env):
+    serve_pull(replica, FakePull(number=5))
+    previous = os.umask(0o022)
+    try:
+        code, out, err = run(5, "--output", env / "pr-5.json")
+    finally:
+        os.umask(previous)
+    assert code == 0
+    assert (env / "pr-5.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_unreachable_api_is_tried_twice_and_names_the_host_and_the_remedy(env, capsys):
+    output = env / "pr.json"
+    with refusing_url() as url:
+        code = fetch_pr_data.main(["5", "--api-url", url, "--token", TOKEN, "--output", str(output)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and not output.exists()
+    assert err == (
+        f"error: cannot reach {url.split('://')[1]}: connection refused (GET /repos/vllm-project/vllm/pulls/5, 2 attempts); "
+        "check the network and --api-url / $GITHUB_API_URL\n"
+    )
+
+
+def test_failure_without_a_token_prints_only_the_error(replica, run):
+    code, out, err = run("ROCm/vllm#12", token=None)
+    assert code == 1
+    assert err == "error: PR 12 not found in ROCm/vllm (a private repository needs a token)\n"
+
+
+def test_help_names_the_cache_fallbacks_and_no_fixed_tmp_paths(capsys):
+    with pytest.raises(SystemExit):
+        fetch_pr_data.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "/tmp" not in text
+    assert "--output outputs/pr-12345.json" in text
+    assert ("VLLM_ROCM_REVIEW_CACHE (cache directory; default $XDG_CACHE_HOME/vllm-rocm-pr-review, else "
+            "~/.cache/vllm-rocm-pr-review)") in text
+    assert "the directory must exist" in text

@@ -2,13 +2,17 @@
 
 import json
 import os
+import socket
 import stat
 
 import pytest
+import requests
 from github_env import clear_github_env
 from github_env import fake_gh
 from github_replica import GitHubReplica
 from github_replica import Reply
+from github_replica import refusing_url
+from github_replica import unanswering_url
 
 from vllm_rocm_review import github
 from vllm_rocm_review.github import BadResponse
@@ -141,6 +145,7 @@ def test_cache_files_hold_no_token(replica, make_client, tmp_path):
     assert files
     assert stat.S_IMODE((tmp_path / "cache").stat().st_mode) == 0o700
     for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert TOKEN not in path.read_text(encoding="utf-8")
         assert TOKEN[4:20] not in path.name
 
@@ -194,8 +199,60 @@ def test_dropped_connection_is_retried(replica, make_client, sleeps):
 
 def test_dropped_connections_give_up_with_a_network_error(replica, make_client):
     replica.drop_connection(PULL, times=None)
-    with pytest.raises(NetworkError, match="connection failed after 4 attempts"):
+    host = replica.api_url.split("://")[1]
+    with pytest.raises(NetworkError) as caught:
         make_client().get_json(PULL)
+    assert str(caught.value) == (
+        f"cannot reach {host}: connection dropped before an answer (GET {PULL}, 4 attempts); "
+        "check the network and --api-url / $GITHUB_API_URL"
+    )
+
+
+def test_refused_connection_is_retried_once_and_names_host_and_remedy(sleeps):
+    with refusing_url() as url:
+        client = GitHubClient(url, use_cache=False, sleep=sleeps.append, retry=RetryPolicy(max_retries=3, backoff_base=0.01))
+        with pytest.raises(NetworkError) as caught:
+            client.get_json(PULL)
+    host = url.split("://")[1]
+    assert str(caught.value) == (
+        f"cannot reach {host}: connection refused (GET {PULL}, 2 attempts); check the network and --api-url / $GITHUB_API_URL"
+    )
+    assert sleeps == [0.01] and client.requests_made == 2
+
+
+def test_unanswering_server_times_out_on_read_and_the_retry_budget_stops_it():
+    retry = RetryPolicy(max_retries=20, backoff_base=0.01, retry_budget=0.5)
+    with unanswering_url() as url:
+        client = GitHubClient(url, use_cache=False, timeout=(1, 0.1), retry=retry)
+        with pytest.raises(NetworkError, match=r"no answer within 0\.1 s") as caught:
+            client.get_json(PULL)
+    # Each attempt waits 0.1 s for an answer, so the 0.5 s budget admits a few, never all 21.
+    assert 2 <= client.requests_made < 10
+    assert f"{client.requests_made} attempts" in str(caught.value)
+
+
+def test_unknown_host_is_not_transient():
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except socket.gaierror as lookup:
+            raise requests.ConnectionError("Max retries exceeded") from lookup
+    except requests.ConnectionError as error:
+        assert github._network_failure(error, (10, 30)) == ("host name not found", False)
+    assert github._network_failure(requests.ConnectionError("reset"), (10, 30)) == ("connection dropped before an answer", True)
+    assert github._network_failure(requests.ConnectTimeout(), (10, 30)) == ("no connection within 10 s", False)
+
+
+def test_client_timeout_is_connect_and_read():
+    assert GitHubClient("https://api.github.com", use_cache=False).timeout == (10.0, 30.0)
+    assert GitHubClient("https://api.github.com", use_cache=False, timeout=5).timeout == (5, 5)
+
+
+def test_5xx_retries_stop_at_the_retry_budget(replica, make_client, sleeps):
+    replica.fail("GET", PULL, 503, times=None)
+    with pytest.raises(ServerError, match="503 after 1 attempt;"):
+        make_client(retry=RetryPolicy(max_retries=3, backoff_base=1.0, retry_budget=0.5)).get_json(PULL)
+    assert sleeps == []
 
 
 def test_406_too_large_is_never_retried(replica, make_client, sleeps):

@@ -118,6 +118,8 @@ def test_incomplete_checks_section_is_rejected():
     (r"\w+_x?", 0, None),
     (r"a|bc", 0, None),
     (r"(?i:abc)def", 0, {"def"}),
+    # Equal length in characters: the CJK words win (longer in bytes, far rarer in code than "ai").
+    (r"(?:致|给)\s*(?:AI|LLM)\s*(?:审查|评审)", re.IGNORECASE, {"审查", "评审"}),
 ])
 def test_required_literals(pattern, flags, expected):
     result = required_literals(pattern, flags)

@@ -49,7 +49,8 @@ CASES = {
     ),
     "fp8-constant": (
         file_diff(BACKEND, added=["FP8_MAX = 448.0"]),
-        file_diff(BACKEND, added=["MAX_TOKENS = 4480"]),
+        file_diff(BACKEND, added=["MAX_TOKENS = 4480", "TIMEOUT_S = 240", "MAX_TOKENS = 448  # request cap",
+                                  '    url = "https://example.com/fp8/240/448.0"']),
     ),
     "fp8-flavour": (
         file_diff(BACKEND, added=["    kv_dtype = torch.float8_e4m3fnuz"]),
@@ -73,11 +74,15 @@ CASES = {
     ),
     "new-env-var": (
         file_diff(BACKEND, added=['    fast = os.environ.get("VLLM_ROCM_FAST", "0") == "1"']),
-        file_diff("tests/kernels/attention/test_rocm_attn.py", added=['    os.environ.get("VLLM_ROCM_FAST")']),
+        file_diff("tests/kernels/attention/test_rocm_attn.py", added=['    os.environ.get("VLLM_ROCM_FAST")'])
+        + file_diff(BACKEND, added=["    value = os.environ.get(var_name)", '    devices = os.environ["HIP_VISIBLE_DEVICES"]']),
     ),
     "streams-events": (
         file_diff(BACKEND, added=["    done = torch.cuda.Event()"]),
-        file_diff(BACKEND, added=["    done = threading.Event()"]),
+        file_diff(BACKEND, added=["    done = threading.Event()"])
+        + file_diff("csrc/quantization/fused_kernels/layernorm_quant.cu",
+                    added=["  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();",
+                           "  const at::cuda::OptionalCUDAGuard device_guard(device_of(input));"]),
     ),
     "blocking-wait": (
         file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_engine.py", added=["    item = self.queue.get()"]),
@@ -98,11 +103,18 @@ CASES = {
     ),
     "triton-kernel": (
         file_diff(KERNEL, added=["    q = tl.load(q_ptr + offs)"]),
-        file_diff("tests/kernels/attention/test_x.py", added=["    q = tl.load(q_ptr + offs)"]),
+        file_diff("tests/kernels/attention/test_x.py", added=["    q = tl.load(q_ptr + offs)"])
+        + file_diff(KERNEL, added=["    score_scale = scale * tl.load(q_scale) * tl.load(k_scale)"]),
     ),
     "offset-arithmetic": (
-        file_diff(KERNEL, added=["    off = block_id * stride_kv_block + head"]),
-        file_diff(KERNEL, added=["    off = block_id + head"]),
+        file_diff("csrc/attention/paged_attention_v1.cu", added=["  const int off = block_id * kv_block_stride + head;"]),
+        file_diff("csrc/attention/paged_attention_v1.cu", added=["  const int off = block_id + head;"]),
+    ),
+    "triton-offset-arithmetic": (
+        file_diff(KERNEL, context=["    pid = tl.program_id(0)"], added=["    off = block_id * stride_kv_block + head"]),
+        # Plain Python host code (Python ints do not overflow): no Triton in sight.
+        file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py",
+                  added=["        offset_local[w] = sz * (lb * block_stride)"]),
     ),
     "hip-kernel-source": (
         file_diff("csrc/rocm/attention.cu", added=["  int lane = threadIdx.x;"]),
@@ -277,3 +289,40 @@ def test_none_pr_keeps_only_housekeeping_and_names_skipped_rules():
     assert family_ids(result) == ["new-dependency"]
     assert result["skipped_rules"] == ["E1", "E4"]
     assert result["judgment_rules"] == []
+
+
+def test_fp8_constant_needs_fp8_context_or_a_float_literal():
+    fires = ["    x = x.clamp(-448, 448)", "    fp8_max = 240", "    q_max = 224  # fnuz headroom", "    FP8_MAX = 240.0"]
+    for line in fires:
+        assert "fp8-constant" in family_ids(run_triage(file_diff(BACKEND, added=[line]), title=ROCM_TITLE)), line
+    quiet = ["TIMEOUT_S = 240", "MAX_TOKENS = 448  # request cap", '    logger.info("fp8 max is 448")',
+             "    retries = 240  # see https://example.com/fp8/448"]
+    for line in quiet:
+        assert "fp8-constant" not in family_ids(run_triage(file_diff(BACKEND, added=[line]), title=ROCM_TITLE)), line
+
+
+def test_new_env_var_evidence_quotes_the_new_vllm_name_only():
+    diff = file_diff(BACKEND, added=["    value = os.environ.get(var_name)", '    devices = os.environ["HIP_VISIBLE_DEVICES"]',
+                                     "    world = os.environ.get(\"WORLD_SIZE\")",
+                                     '    knob = os.getenv("VLLM_ROCM_NEW_KNOB", "0") == "1"'])
+    evidence = next(f for f in run_triage(diff, title=ROCM_TITLE)["families"] if f["id"] == "new-env-var")["evidence"]
+    assert [item["text"] for item in evidence] == ['knob = os.getenv("VLLM_ROCM_NEW_KNOB", "0") == "1"']
+
+
+def test_new_env_var_ignores_a_reformatted_read_and_reports_a_registry_removal():
+    reformat = file_diff("vllm/platforms/rocm.py",
+                         removed=['    if os.getenv("VLLM_ROCM_OLD", "0") == "1" and on_gfx9():'],
+                         added=["    if (", '        os.getenv("VLLM_ROCM_OLD", "0") == "1" and on_gfx9()', "    ):"])
+    assert "new-env-var" not in family_ids(run_triage(reformat, title=ROCM_TITLE))
+    removal = file_diff("vllm/envs.py", removed=['    "VLLM_ROCM_OLD": lambda: os.getenv("VLLM_ROCM_OLD", "0") == "1",'],
+                        context=["environment_variables = {"])
+    evidence = next(f for f in run_triage(removal, title=ROCM_TITLE)["families"] if f["id"] == "new-env-var")["evidence"]
+    assert evidence[0]["path"] == "vllm/envs.py" and evidence[0]["text"].startswith('removed: "VLLM_ROCM_OLD"')
+
+
+def test_kv_cache_unbind_derives_the_strided_input_rule():
+    diff = file_diff("vllm/v1/attention/backends/rocm_aiter_fa.py", removed=["    key_cache, value_cache = kv_cache.unbind(0)"],
+                     added=["    key_cache, value_cache = kv_cache.unbind(1)"])
+    result = run_triage(diff, title=ROCM_TITLE)
+    assert "kv-layout" in family_ids(result)
+    assert {"via": "family", "id": "kv-layout"} in next(r["sources"] for r in result["rules"] if r["id"] == "D8")

@@ -109,12 +109,14 @@ def parse_catalog(text, path=None):
 
 
 def load_catalog(path=RULES_CATALOG):
-    """Parse the catalog file; raise CatalogError when it is missing or has no anchors."""
+    """Parse the catalog file; raise CatalogError when it is missing, unreadable, empty or has no anchors."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"{path}: {read_failure(exc)}") from None
+    if not text.strip():
+        raise CatalogError(f"{path}: empty")
     catalog = Catalog(text, path)
     if not catalog.sections:
         raise CatalogError(f'{path}: no <a id="..."></a> anchors followed by a heading')

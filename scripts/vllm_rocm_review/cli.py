@@ -7,6 +7,7 @@ triage_pr.py and check_report.py.
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from .file_errors import read_failure
@@ -61,3 +62,27 @@ def add_github_options(parser):
                         help="GitHub token (default: $GH_TOKEN, $GITHUB_TOKEN, then `gh auth token`)")
     parser.add_argument("--api-url", metavar="URL",
                         help="GitHub API base URL (default: $GITHUB_API_URL, else https://api.github.com)")
+
+
+def output_path_problem(path, option="--output", example="outputs/pr-12345.json"):
+    """Why ``path`` cannot receive an output file, as one error line, or None when it can.
+
+    Run before any work, so a bad path costs no requests. Missing directories are an error, not
+    created: a typo in the path should not silently grow a directory tree.
+    """
+    target = Path(path)
+    if target.is_dir():
+        return f"{option} {path} is a directory; give a file path, e.g. {example}"
+    parent = target.parent
+    blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        return f"cannot write {path}: {blocker} is a file, not a directory; choose another path"
+    if not parent.is_dir():
+        return f"cannot write {path}: directory {parent} does not exist; create it (mkdir -p {parent}) or choose another path"
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as error:
+        reason = (error.strerror or type(error).__name__).lower()
+        return f"cannot write {path}: {parent} does not accept new files ({reason}); choose a writable directory"
+    return None

@@ -1,14 +1,15 @@
 """The code around the diff: a git checkout of the PR (--checkout) or its changed files (--sources).
 
 --checkout fetches ``pull/N/head`` and the base commit into ``refs/vllm-rocm-review/pr-N/*`` of a
-local clone (created empty when the path does not exist). It never touches the clone's working
-tree, index or current branch, and it never hands git a token: the repository must be readable
-anonymously. --sources downloads the head version of up to ``limit`` changed files through the
+local clone (created empty when the path does not exist, and removed again when the fetch fails).
+It never touches the clone's working tree, index or current branch, and it never hands git a
+token: the repository must be readable anonymously. --sources downloads the head version of up to ``limit`` changed files through the
 contents API, ROCm and backbone paths first (patterns from references/rocm-surface.yaml).
 """
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from pathlib import PurePosixPath
@@ -50,8 +51,41 @@ def fetch_checkout(directory, repo, number, base_sha, git_base):
     if not COMMIT_SHA.fullmatch(base_sha or ""):
         raise CheckoutError(f"base SHA {base_sha!r} from the API is not a commit id")
     path = Path(directory).expanduser().resolve()
-    _ensure_repository(path)
-    url = f"{git_base}/{repo}.git"
+    created = _what_to_create(path)
+    try:
+        if created is not None:
+            _create_repository(path)
+        return _fetch_refs(path, f"{git_base}/{repo}.git", number, base_sha)
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
+def _what_to_create(path):
+    """None for an existing clone; else the top path a new repository at ``path`` adds."""
+    if path.exists() and not path.is_dir():
+        raise CheckoutError(f"{path} is a file, not a git clone")
+    if path.is_dir() and any(path.iterdir()):
+        try:
+            _git(path, "rev-parse", "--git-dir")
+        except CheckoutError:
+            raise CheckoutError(f"{path} is neither a git clone nor empty; give a clone or a new path") from None
+        return None
+    if path.is_dir():
+        return path / ".git"
+    return next(parent for parent in (*reversed(path.parents), path) if not parent.exists())
+
+
+def _create_repository(path):
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CheckoutError(f"cannot create {path}: {error.strerror or error}") from None
+    _git(path, "init", "--quiet")
+
+
+def _fetch_refs(path, url, number, base_sha):
     head_ref = f"{REF_NAMESPACE}/pr-{number}/head"
     base_ref = f"{REF_NAMESPACE}/pr-{number}/base"
     fetch = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", url]
@@ -70,19 +104,6 @@ def fetch_checkout(directory, repo, number, base_sha, git_base):
     except CheckoutError:
         merge_base = None
     return {"path": str(path), "base_sha": base_sha, "head_sha": head_sha, "merge_base": merge_base}
-
-
-def _ensure_repository(path):
-    if path.exists() and not path.is_dir():
-        raise CheckoutError(f"{path} is a file, not a git clone")
-    if path.is_dir() and any(path.iterdir()):
-        try:
-            _git(path, "rev-parse", "--git-dir")
-        except CheckoutError:
-            raise CheckoutError(f"{path} is neither a git clone nor empty; give a clone or a new path") from None
-        return
-    path.mkdir(parents=True, exist_ok=True)
-    _git(path, "init", "--quiet")
 
 
 def _git(path, *args):
@@ -151,7 +172,13 @@ def download_sources(client, repo, head_sha, files, directory, limit=DEFAULT_SOU
             warnings.append(f"source {name} not downloaded: {error}")
             skipped.append(name)
             continue
-        write_atomic(target, content)
+        try:
+            write_atomic(target, content)
+        except OSError as error:
+            warnings.append(f"source {name} not saved: {error.filename}: {error.strerror}; check --sources {directory}")
+            skipped.append(name)
+            stopped = True
+            continue
         fetched.append(name)
     return {"dir": str(root), "fetched": fetched, "skipped": skipped}, warnings
 

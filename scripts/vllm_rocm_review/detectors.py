@@ -3,13 +3,15 @@
 A diff family in the YAML names one of these with ``detector:``; each gets the files the
 family may look at (its paths and kinds applied to the PR's scope) and returns evidence
 items ({path, line, text}), empty when the family does not fire. They know Python syntax,
-never vLLM: paths and groups come from the family's ``params`` or the gate.
+never vLLM: paths, groups and patterns come from the family's ``params``, the gate or the
+surface file's ``checks``.
 """
 
 import re
 from collections import defaultdict
 
 from .diff_parse import normalize
+from .mechanical import scan_env_vars
 from .path_patterns import PathPattern
 
 DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(")
@@ -262,6 +264,30 @@ def amd_tuning_config(family, context, files):
             if context.config.is_amd_tuning_config(diff.path)]
 
 
+def new_env_vars(family, context, files):
+    """Registered-prefix (``VLLM_*``) variables the diff introduces or drops, at the line that names them.
+
+    New: read directly from the environment in added code and not read on a removed line
+    (a move or reformat), or newly registered. Dropped: removed from the registry file.
+    Names outside the prefix and reads through a variable are not evidence.
+    """
+    settings = context.config.checks["env_vars"]
+    prefix = settings["registered_prefix"]
+    scan = scan_env_vars(settings, files)
+    found = []
+    for name, (path, number, text) in scan.direct_reads.items():
+        if (prefix is None or prefix.search(name)) and name not in scan.removed_reads \
+                and name not in scan.visible and name not in scan.dropped:
+            found.append(_item(path, number, text))
+    for name in scan.new_registrations():
+        number, text = scan.entries.get(name) or scan.declared[name]
+        found.append(_item(scan.registry, number, text))
+    for name in scan.dropped_for_good():
+        number, text = scan.dropped[name]
+        found.append(_item(scan.registry, number, "removed: " + text.strip()))
+    return sorted(found, key=lambda item: (item["path"], item["line"]))
+
+
 def shared_surface_touched(family, context, files):
     """Shared files the gate found: cross-backend regressions are possible."""
     return [_item(entry["path"], None, "; ".join(entry["why"])) for entry in context.shared_files]
@@ -275,4 +301,5 @@ DETECTORS = {
     "code-without-tests": code_without_tests,
     "amd-tuning-config": amd_tuning_config,
     "shared-surface-touched": shared_surface_touched,
+    "new-env-vars": new_env_vars,
 }

@@ -12,6 +12,14 @@ from dataclasses import dataclass, field
 DIFF_HEADER = re.compile(r"^diff --git a/(.+?) b/(.+)$")
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 WHITESPACE = re.compile(r"\s+")
+URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+STRING_LITERAL = r"(?P<string>\"(?:\\.|[^\"\\])*(?:\"|$)|'(?:\\.|[^'\\])*(?:'|$))"
+# A string literal, or the line comment that ends the code (one pattern per comment syntax).
+STRING_OR_COMMENT = {
+    "#": re.compile(STRING_LITERAL + r"|(?P<comment>#)"),
+    "//": re.compile(STRING_LITERAL + r"|(?P<comment>//)"),
+    None: re.compile(STRING_LITERAL),
+}
 
 # Line-comment prefixes by file suffix: language syntax, used to skip comment-only lines.
 HASH_COMMENT_SUFFIXES = (".py", ".pyi", ".sh", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".cmake",
@@ -37,17 +45,57 @@ class FileDiff:
     hunk_sections: list = field(default_factory=list)
     has_hunks: bool = False
 
+    def line_comment(self):
+        """The line-comment prefix of this file's language (``#`` or ``//``), or None."""
+        name = self.path.rsplit("/", 1)[-1]
+        if name.endswith(SLASH_COMMENT_SUFFIXES):
+            return "//"
+        if name.endswith(HASH_COMMENT_SUFFIXES) or name.startswith("Dockerfile"):
+            return "#"
+        return None
+
     def is_comment(self, text):
         """True when the line is only a comment in this file's language."""
         stripped = text.lstrip()
-        if not stripped:
+        prefix = self.line_comment()
+        if not stripped or prefix is None:
             return False
-        name = self.path.rsplit("/", 1)[-1]
-        if name.endswith(SLASH_COMMENT_SUFFIXES):
-            return stripped.startswith(("//", "/*", "*"))
-        if name.endswith(HASH_COMMENT_SUFFIXES) or name.startswith("Dockerfile"):
-            return stripped.startswith("#")
-        return False
+        return stripped.startswith(("//", "/*", "*") if prefix == "//" else "#")
+
+    def mask_strings(self, text):
+        """``text`` with string literals and URLs blanked out, and where its trailing comment starts.
+
+        Blanking keeps every position, so a match in the masked text is a match in ``text``.
+        Quote-aware on one line only: the inside of a multi-line string is not recognised.
+        """
+        masked = URL.sub(_blank, text) if "://" in text else text
+        tokens = STRING_OR_COMMENT[self.line_comment()]
+        comment_start = len(text)
+        parts, position = [], 0
+        for match in tokens.finditer(masked):
+            if match.lastgroup == "comment":
+                comment_start = match.start()
+                break
+            parts += [masked[position:match.start()], " " * (match.end() - match.start())]
+            position = match.end()
+        if not parts:
+            return masked, comment_start
+        return "".join(parts) + masked[position:], comment_start
+
+    def code_match(self, regex, text):
+        """The first match of ``regex`` outside string literals and URLs whose literal is not in a comment.
+
+        The literal is the first capture group that took part in the match, else the whole
+        match: a pattern may require context (``fp8 ... 448``, the context may sit in a
+        trailing comment) and still be judged by where the number is.
+        """
+        if regex.search(text) is None:  # blanking never adds a match: skip the masking
+            return None
+        masked, comment_start = self.mask_strings(text)
+        for match in regex.finditer(masked):
+            if literal_span(match)[0] < comment_start:
+                return match
+        return None
 
     def new_view(self):
         """Added and context lines merged in new-file order: (number, text, is_added)."""
@@ -55,6 +103,18 @@ class FileDiff:
         view += [(number, text, False) for number, text in self.context]
         view.sort(key=lambda item: item[0])
         return view
+
+
+def _blank(match):
+    return " " * (match.end() - match.start())
+
+
+def literal_span(match):
+    """Span of the first capture group that took part in ``match``, else of the whole match."""
+    for group in range(1, match.re.groups + 1):
+        if match.start(group) >= 0:
+            return match.span(group)
+    return match.span()
 
 
 def normalize(text):

@@ -1,10 +1,12 @@
 """The compact text digest of a triage result: what the reviewing agent reads first."""
 
 from .families import has_diff_evidence
+from .mechanical import ENV_FLAGGED
 
 FILES_SHOWN = 8
 EVIDENCE_SHOWN = 2
 CHECK_ITEMS_SHOWN = 4
+FLAGGED_SHOWN = 8  # items that need the reviewer ([unverified] claims, unregistered or removed env vars) shown up to this many
 
 
 def render_digest(result):
@@ -12,7 +14,7 @@ def render_digest(result):
     pr = result["pr"]
     lines.append(f"# Triage of PR #{pr['number']}: {pr['title']}")
     lines.append(f"{pr['files']} files, +{pr['additions']} -{pr['deletions']}, diff from {pr['diff_source'] or 'unknown'}"
-                 + (f"; no patch for {len(pr['files_without_patch'])} file(s): read them in the checkout"
+                 + (f"; no patch for {len(pr['files_without_patch'])} file(s): read them in the checkout or sources"
                     if pr["files_without_patch"] else ""))
     lines += _relevance(result)
     lines += _rules(result)
@@ -47,11 +49,18 @@ def _relevance(result):
 
 
 def _file_list(title, entries):
+    """One line per file; a reason already given for an earlier file is not repeated."""
     if not entries:
         return []
     lines = [f"{title} ({len(entries)}):"]
+    said = {}
     for entry in entries[:FILES_SHOWN]:
-        lines.append(f"  {entry['path']} — {'; '.join(entry['why'])[:110]}")
+        why = "; ".join(entry["why"])
+        if why in said:
+            lines.append(f"  {entry['path']} — same reason as {said[why]}")
+        else:
+            said[why] = entry["path"]
+            lines.append(f"  {entry['path']} — {clip(why, 110)}")
     if len(entries) > FILES_SHOWN:
         lines.append(f"  … {len(entries) - FILES_SHOWN} more in --json")
     return lines
@@ -78,10 +87,21 @@ def _rules(result):
 
 def _where(item):
     if item.get("path") and item.get("line"):
-        return f"{item['path']}:{item['line']} `{item['text'][:60]}`"
+        return f"{item['path']}:{item['line']} `{clip(item['text'], 60)}`"
     if item.get("path"):
-        return f"{item['path']} ({item['text'][:60]})"
-    return item["text"][:80]
+        return f"{item['path']} ({clip(item['text'], 60)})"
+    return clip(item["text"], 80)
+
+
+def clip(text, limit):
+    """``text`` cut to at most ``limit`` characters at a word boundary, with … when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rstrip().rfind(" ")
+    if space >= limit // 2:  # a word boundary that keeps most of the text; else cut inside the long token
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
 
 
 def _tiers(result):
@@ -105,15 +125,10 @@ def _plan(plan):
     if plan["deep_reasons"]:
         lines.append("deep because: " + "; ".join(plan["deep_reasons"]))
     sections = ", ".join(section["anchor"] for section in plan["sections"])
-    if plan["fraction"] is None:
-        lines.append(f"read: {sections} ({plan.get('notice', '')})")
-    else:
-        lines.append(f"read {len(plan['sections'])} sections + {len(plan['checklist'])} checklist lines = "
-                     f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%}): {sections}")
+    lines.append(f"read {len(plan['sections'])} sections + {len(plan['checklist'])} checklist lines = "
+                 f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%}): {sections}")
     if plan["then_read_in_full"]:
         lines.append(f"then read {plan['then_read_in_full']} in full (deep review)")
-    if plan["missing"]:
-        lines.append("MISSING in the catalog: " + ", ".join(plan["missing"]))
     lines.append("print them: rerun triage_pr.py on this PR document with --expand")
     return lines
 
@@ -124,12 +139,23 @@ def _checks(checks):
         lines.append(f"{name}: {check['status']} — {check['summary']}")
         if check.get("notice"):
             lines.append(f"  NOTICE: {check['notice']}")
-        for item in check["items"][:CHECK_ITEMS_SHOWN]:
+        # Checks list flagged items first; never hide one behind "more in --json".
+        flagged = sum(1 for item in check["items"] if _is_flagged(name, item))
+        shown = max(CHECK_ITEMS_SHOWN, min(flagged, FLAGGED_SHOWN))
+        for item in check["items"][:shown]:
             lines.append("  " + _check_item(name, item))
-        hidden = len(check["items"]) - CHECK_ITEMS_SHOWN + check.get("omitted", 0)
+        hidden = len(check["items"]) - shown + check.get("omitted", 0)
         if hidden > 0:
             lines.append(f"  … {hidden} more in --json")
     return lines
+
+
+def _is_flagged(name, item):
+    if name == "perf-claims":
+        return not item["traceable"]
+    if name == "env-vars":
+        return item["state"] in ENV_FLAGGED
+    return False
 
 
 def _check_item(name, item):
@@ -145,10 +171,10 @@ def _check_item(name, item):
             mark = "traceable (" + ", ".join(item["evidence"]) + ")"
         else:
             mark = item["tag"] + (f" (nearby: {', '.join(item['nearby'])})" if item.get("nearby") else "")
-        return f"{item['claim']} in {item['source']}: {mark} — {item['text'][:70]}"
+        return f"{item['claim']} in {item['source']}: {mark} — {clip(item['text'], 70)}"
     if name == "ci":
         tags = [tag for tag, on in (("ROCm/AMD", item["rocm"]), ("infrastructure?", item["infrastructure"])) if on]
         return f"{item['name']}: {item['outcome']}" + (f" [{', '.join(tags)}]" if tags else "")
     if name == "prompt-injection":
-        return f"{item['source']} [{item['id']}]: {item['text'][:100]}"
+        return f"{item['source']} [{item['id']}]: {clip(item['text'], 100)}"
     return str(item)

@@ -166,26 +166,33 @@ def _file_evidence(family, diff, context):
     scan_removed = family.any_removed is not None and family.any_removed.search(removed_text)
     if not (scan_added or scan_removed):
         return []
+    if family.outside_strings:
+        def matches(regex, text):
+            return diff.code_match(regex, text) is not None
+    else:
+        def matches(regex, text):
+            return regex.search(text) is not None
     hits = []
     for regex in family.added:
         if regex.search(added_text):
-            hits.extend(_one_sided(regex, added, removed if regex.search(removed_text) else []))
+            hits.extend(_one_sided(matches, regex, added, removed if regex.search(removed_text) else []))
     for regex in family.removed:
         if regex.search(removed_text):
-            hits.extend(_one_sided(regex, removed, added if regex.search(added_text) else [], prefix="removed: "))
+            hits.extend(_one_sided(matches, regex, removed, added if regex.search(added_text) else [],
+                                   prefix="removed: "))
     for regex in family.changed:
         if regex.search(added_text):
-            hits.extend((number, text) for number, text in added if regex.search(text))
+            hits.extend((number, text) for number, text in added if matches(regex, text))
         if regex.search(removed_text):
-            hits.extend((number, "removed: " + text) for number, text in removed if regex.search(text))
+            hits.extend((number, "removed: " + text) for number, text in removed if matches(regex, text))
     unique = sorted(set(hits), key=lambda hit: (hit[0], hit[1]))
     return [{"path": diff.path, "line": number, "text": text.strip()[:160]} for number, text in unique[:EVIDENCE_PER_FILE]]
 
 
-def _one_sided(regex, side, other, prefix=""):
+def _one_sided(matches, regex, side, other, prefix=""):
     """Lines of ``side`` matching ``regex``, when they outnumber the matches on the ``other`` side."""
-    hits = [(number, prefix + text) for number, text in side if regex.search(text)]
-    others = sum(1 for _, text in other if regex.search(text))
+    hits = [(number, prefix + text) for number, text in side if matches(regex, text)]
+    others = sum(1 for _, text in other if matches(regex, text))
     return hits if len(hits) > others else []
 
 

@@ -6,7 +6,8 @@ def read_failure(error):
     if isinstance(error, FileNotFoundError):
         return "not found"
     if isinstance(error, UnicodeDecodeError):
-        return "not UTF-8 text"
+        return (f"not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start}: a binary file, "
+                "or text in another encoding to convert with `iconv -t UTF-8`)")
     reason = error.strerror or type(error).__name__
     return reason[:1].lower() + reason[1:]
 

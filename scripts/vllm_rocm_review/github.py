@@ -18,7 +18,8 @@ Public API
     ``~/.cache/vllm-rocm-pr-review``.
 ``GitHubClient(api_url=None, token=None, cache_dir=None, use_cache=True, *, sleep=time.sleep,
 clock=time.time, retry=RetryPolicy(), wait_for_reset=False, max_pages=DEFAULT_MAX_PAGES,
-timeout=30, progress=None)``
+timeout=DEFAULT_TIMEOUT, progress=None)``
+    ``timeout`` is ``(connect, read)`` seconds (or one number for both).
     ``.get_json(path, params=None, accept=None)`` → parsed JSON.
     ``.get_paginated(path, params=None, accept=None, item_key=None, max_pages=None)`` →
     ``Paginated(items, capped)``; sends ``per_page=100`` and follows ``Link: rel="next"`` as
@@ -39,8 +40,9 @@ Errors are ``GitHubError`` subclasses whose ``str()`` is one line fit for stderr
 (404), ``Unauthorized`` (401), ``Forbidden`` (403 that is not a rate limit), ``RateLimited``
 (primary limit exhausted, or a secondary limit asking for more than the wait bound),
 ``TooLarge`` (406 ``too_large``; never retried), ``ServerError`` (5xx after retries),
-``NetworkError`` (connection failures after retries), ``BadResponse`` (malformed JSON, foreign
-pagination host) and plain ``GitHubError`` for any other status.
+``NetworkError`` (the host could not be reached or stopped answering; names the host and the
+remedy), ``BadResponse`` (malformed JSON, foreign pagination host) and plain ``GitHubError`` for
+any other status.
 
 The cache keeps, per request, the ETag and body of the last 200 answer, keyed by a hash of the
 full URL, the Accept header and a fingerprint (salted hash) of the token; the token itself is
@@ -53,6 +55,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -85,6 +88,12 @@ NO_TOKEN_WARNING = (
     "warning: no GitHub token (--token, GH_TOKEN, GITHUB_TOKEN or `gh auth login`); "
     f"unauthenticated access is limited to {UNAUTHENTICATED_LIMIT} requests per hour"
 )
+# (connect, read) seconds: a host that does not accept within 10 s is down or filtered; a
+# GitHub answer rarely takes more than a few seconds, so 30 s of silence means it is stuck.
+DEFAULT_TIMEOUT = (10.0, 30.0)
+API_URL_REMEDY = "check the network and --api-url / $GITHUB_API_URL"
+# Failures before a complete answer arrived (a body cut short raises ChunkedEncodingError).
+NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 # Seconds to wait on a secondary limit that names no retry-after (GitHub asks for at least 60).
 SECONDARY_DEFAULT_WAIT = 60
 TOKEN_FINGERPRINT_SALT = b"vllm-rocm-pr-review/token-fingerprint/v1"
@@ -142,20 +151,33 @@ class RateLimited(GitHubError):
 class RetryPolicy:
     """How hard to try before giving up; sleeps go through the client's injectable ``sleep``.
 
-    5xx answers and dropped connections are retried ``max_retries`` times with exponential
-    backoff (``backoff_base * 2**n`` seconds, at most ``backoff_cap``). A secondary rate limit is
-    waited out when it asks for at most ``max_secondary_wait`` seconds, up to ``max_retries``
-    times. With ``wait_for_reset`` the client sleeps for a primary reset up to ``max_reset_wait``.
+    5xx answers, dropped connections and read timeouts are transient: they are retried
+    ``max_retries`` times with exponential backoff (``backoff_base * 2**n`` seconds, at most
+    ``backoff_cap``). A refused connection, an unknown host name, a TLS failure or a connect
+    timeout will not heal in seconds, so it is retried only ``unreachable_retries`` times. No
+    retry starts once it would begin more than ``retry_budget`` seconds after the first attempt,
+    which bounds a server that accepts connections but never answers to about one budget plus
+    one read timeout. A secondary rate limit is waited out when it asks for at most
+    ``max_secondary_wait`` seconds, up to ``max_retries`` times. With ``wait_for_reset`` the
+    client sleeps for a primary reset up to ``max_reset_wait``.
     """
 
     max_retries: int = 4
+    unreachable_retries: int = 1
     backoff_base: float = 1.0
     backoff_cap: float = 30.0
+    retry_budget: float = 60.0
     max_secondary_wait: float = 180.0
     max_reset_wait: float = 3900.0
 
     def backoff(self, attempt):
         return min(self.backoff_cap, self.backoff_base * (2**attempt))
+
+    def may_retry(self, failures, limit, started):
+        """Whether retry number ``failures + 1`` fits both ``limit`` and the time budget."""
+        if failures >= limit:
+            return False
+        return time.monotonic() - started + self.backoff(failures) <= self.retry_budget
 
 
 class Paginated(NamedTuple):
@@ -266,7 +288,7 @@ class _ResponseCache:
         try:
             # Private-repository answers may be cached: keep the directory to its owner.
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomic(self._path(key), json.dumps(entry))
+            write_atomic(self._path(key), json.dumps(entry), private=True)
         except OSError:
             pass  # An unwritable cache only costs rate-limit units next time.
 
@@ -286,7 +308,7 @@ class GitHubClient:
         retry=None,
         wait_for_reset=False,
         max_pages=DEFAULT_MAX_PAGES,
-        timeout=30,
+        timeout=DEFAULT_TIMEOUT,
         progress=None,
     ):
         self.api_url = resolve_api_url(api_url)
@@ -298,7 +320,7 @@ class GitHubClient:
         self.retry = retry or RetryPolicy()
         self.wait_for_reset = wait_for_reset
         self.max_pages = max_pages
-        self.timeout = timeout
+        self.timeout = tuple(timeout) if isinstance(timeout, (tuple, list)) else (timeout, timeout)
         self._progress = progress
         self._session = requests.Session()
         self._origin = _origin(self.api_url)
@@ -416,8 +438,9 @@ class GitHubClient:
         return headers
 
     def _send(self, method, url, accept, etag=None, body=None):
-        """One logical request: retries 5xx, dropped connections and short secondary limits."""
+        """One logical request: retries 5xx, network failures and short secondary limits."""
         failures = 0
+        started = time.monotonic()
         while True:
             if self._progress:
                 self._progress(f"{method} {_short(url)}")
@@ -433,11 +456,13 @@ class GitHubClient:
                     auth=_no_netrc,
                 )
                 payload = response.content
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                if failures >= self.retry.max_retries:
+            except NETWORK_ERRORS as exc:
+                reason, transient = _network_failure(exc, self.timeout)
+                limit = self.retry.max_retries if transient else self.retry.unreachable_retries
+                if not self.retry.may_retry(failures, limit, started):
                     raise NetworkError(
-                        f"{method} {_short(url)}: connection failed after {failures + 1} attempts ({type(exc).__name__}); "
-                        "check the network and the API URL"
+                        f"cannot reach {urlsplit(url).netloc}: {reason} ({method} {_short(url)}, {_attempts(failures)}); "
+                        f"{API_URL_REMEDY}"
                     ) from None
                 self._sleep(self.retry.backoff(failures))
                 failures += 1
@@ -448,7 +473,7 @@ class GitHubClient:
                 self._note_rate_limit(answer)
             if answer.status < 400:
                 return answer
-            wait = self._retry_wait(method, url, answer, failures)
+            wait = self._retry_wait(method, url, answer, failures, started)
             self._sleep(wait)
             failures += 1
 
@@ -460,7 +485,7 @@ class GitHubClient:
         if remaining is not None:
             self.rate_limit = {"remaining": remaining, "reset": reset}
 
-    def _retry_wait(self, method, url, answer, failures):
+    def _retry_wait(self, method, url, answer, failures, started):
         """Seconds to sleep before retrying ``answer``, or raise the typed error for it."""
         where = f"{method} {_short(url)}"
         status = answer.status
@@ -483,8 +508,8 @@ class GitHubClient:
         if status == 406 and _is_too_large(answer.body):
             raise TooLarge(f"{where}: too large for this media type (406): {message}")
         if status >= 500:
-            if failures >= self.retry.max_retries:
-                raise ServerError(f"{where}: GitHub answered {status} after {failures + 1} attempts; try again later")
+            if not self.retry.may_retry(failures, self.retry.max_retries, started):
+                raise ServerError(f"{where}: GitHub answered {status} after {_attempts(failures)}; try again later")
             return self.retry.backoff(failures)
         error = GitHubError(f"{where}: GitHub answered {status}: {message or 'no message'}")
         error.status = status
@@ -510,6 +535,39 @@ class GitHubClient:
         minutes = f" (in {int(wait // 60) + 1} min)" if wait is not None else ""
         who = "authenticated" if self._token else f"unauthenticated, {UNAUTHENTICATED_LIMIT}/hour"
         raise RateLimited(f"GitHub API rate limit exhausted ({who}); it resets at {when}{minutes}", reset=reset)
+
+
+def _network_failure(error, timeout):
+    """``(reason, transient)`` for a request that got no answer; ``timeout`` is (connect, read)."""
+    if isinstance(error, requests.exceptions.SSLError):
+        return "TLS handshake failed", False
+    if isinstance(error, requests.ConnectTimeout):
+        return f"no connection within {timeout[0]:g} s", False
+    if isinstance(error, requests.ReadTimeout):
+        return f"no answer within {timeout[1]:g} s", True
+    causes = _causes(error)
+    if any(isinstance(cause, socket.gaierror) for cause in causes):
+        return "host name not found", False
+    if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
+        return "connection refused", False
+    return "connection dropped before an answer", True
+
+
+def _causes(error):
+    """``error`` and the exceptions it wraps (requests and urllib3 chain them several ways)."""
+    found = []
+    pending = [error]
+    while pending and len(found) < 20:
+        current = pending.pop()
+        if not isinstance(current, BaseException) or any(current is seen for seen in found):
+            continue
+        found.append(current)
+        pending += [current.__cause__, current.__context__, getattr(current, "reason", None), *current.args[:1]]
+    return found
+
+
+def _attempts(failures):
+    return "1 attempt" if failures == 0 else f"{failures + 1} attempts"
 
 
 def _origin(url):

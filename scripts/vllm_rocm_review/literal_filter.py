@@ -71,12 +71,19 @@ def _branch(alternatives):
 
 
 def _better(current, candidate):
-    """Prefer the requirement whose weakest option is longest (the most selective test)."""
+    """Prefer the requirement whose weakest option is longest in UTF-8 bytes (the most selective test).
+
+    Bytes, not characters: a two-character CJK word is far rarer in code than ``ai``.
+    """
     if not candidate or any(not option for option in candidate):
         return current
     if current is None:
         return candidate
-    return candidate if min(map(len, candidate)) > min(map(len, current)) else current
+    return candidate if _weakest(candidate) > _weakest(current) else current
+
+
+def _weakest(options):
+    return min(len(option.encode("utf-8")) for option in options)
 
 
 class FilteredPattern:

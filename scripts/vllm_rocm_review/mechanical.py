@@ -8,8 +8,10 @@ notice says why — never read as "all clear") or ``unknown`` (CI state not fetc
 
 import json
 import re
+from dataclasses import dataclass, field
 
 from .ci_checks import FAILED_OUTCOMES, check_run_outcome, status_outcome
+from .diff_parse import literal_span
 from .skill_paths import UPSTREAM_DIR
 from .skill_paths import bundle_relative
 
@@ -34,16 +36,6 @@ def _result(status, summary, items=(), notice=None):
     if len(items) > MAX_ITEMS:
         result["omitted"] = len(items) - MAX_ITEMS
     return result
-
-
-def _code_lines(config, diffs, skip_kinds):
-    """(path, line, text) of added, non-comment lines in files not of the skipped kinds."""
-    for diff in diffs:
-        if set(config.file_kinds(diff.path)) & set(skip_kinds):
-            continue
-        for number, text in diff.added:
-            if text.strip() and not diff.is_comment(text):
-                yield diff.path, number, text
 
 
 # --- mori symbol sweep --------------------------------------------------------------
@@ -94,12 +86,8 @@ def mori_symbols(config, diffs, snapshot_path=None):
     if tree is not None:
         modules |= snapshot_modules(tree, settings["package_roots"], root)
     uses = list(_mori_uses(config, diffs, root, settings["skip_kinds"]))
-    notice = None
-    if tree is None:
-        notice = (f"mori snapshot {shown_path} is absent or unreadable: symbols were checked against the curated "
-                  "mori_api list only; run scripts/update_skill.py to fetch it")
     if not uses:
-        return _result("none-found", "no mori symbol in added lines", notice=notice)
+        return _result("none-found", "no mori symbol in added lines")
     items = []
     for path, line, chain, named_module in uses:
         if named_module is None:
@@ -118,12 +106,17 @@ def mori_symbols(config, diffs, snapshot_path=None):
             state = "unchecked"
         items.append(_item(path=path, line=line, symbol=chain, module=module, state=state))
     flagged = [item for item in items if item["state"] != "ok"]
-    status = "attention" if flagged else "ok"
     summary = f"{len(items)} use(s); " + ", ".join(
         f"{state} {sum(1 for item in items if item['state'] == state)}"
         for state in ("ok", "verify-name", "unknown-module", "unchecked")
         if any(item["state"] == state for item in items))
-    return _result(status, summary, flagged or items, notice=notice)
+    if tree is not None:
+        return _result("attention" if flagged else "ok", summary, flagged or items)
+    # Without the snapshot only the curated list vouches for a name: never report all clear.
+    notice = (f"checked against the curated mori_api list only; the mori tree snapshot {shown_path} is absent "
+              "or unreadable (run scripts/update_skill.py)")
+    return _result("attention" if flagged else "unchecked", summary + " (curated list only)", flagged or items,
+                   notice=notice)
 
 
 def _qualify(module, root):
@@ -194,62 +187,177 @@ def _imported_names(rest, following):
 # --- env vars ---------------------------------------------------------------------
 
 
-def env_vars(config, diffs):
-    """Env vars read in added code, and whether the diff registers them in the env registry."""
-    settings = config.checks["env_vars"]
-    registry = settings["registry_path"]
-    registry_diff = next((diff for diff in diffs if diff.path == registry), None)
-    reads = {}
-    for path, number, text in _code_lines(config, diffs, settings["skip_kinds"]):
-        if path == registry:
+@dataclass
+class EnvVarScan:
+    """Where a diff reads, registers and drops environment variables.
+
+    ``added_reads``/``direct_reads`` map a name to its first (path, line, text) in added
+    code (direct reads are ``os.environ``/``os.getenv``, not the registry module);
+    ``removed_reads`` maps a name to {path: (line, text)} of removed code. ``declared``,
+    ``entries`` and ``dropped`` map names to (line, text) of the registry file's added
+    declarations, added entries and removed declarations or entries; ``visible`` holds
+    the names in its context lines.
+    """
+
+    registry: str
+    registry_in_diff: bool = False
+    added_reads: dict = field(default_factory=dict)
+    direct_reads: dict = field(default_factory=dict)
+    removed_reads: dict = field(default_factory=dict)
+    declared: dict = field(default_factory=dict)
+    entries: dict = field(default_factory=dict)
+    dropped: dict = field(default_factory=dict)
+    visible: set = field(default_factory=set)
+
+    def registered_now(self):
+        return set(self.declared) | set(self.entries)
+
+    def new_registrations(self):
+        """Names the registry gains that it did not have (not re-added after a move or edit)."""
+        return sorted(self.registered_now() - set(self.dropped) - self.visible)
+
+    def dropped_for_good(self):
+        """Names removed from the registry and not registered again anywhere in it."""
+        return sorted(set(self.dropped) - self.registered_now())
+
+    def renamed_to(self, name):
+        """A new registration whose name holds every word of ``name`` (or the reverse), or None."""
+        words = set(name.split("_")) - {"VLLM"}
+        for candidate in self.new_registrations():
+            other = set(candidate.split("_")) - {"VLLM"}
+            if words and other and (words <= other or other <= words):
+                return candidate
+        return None
+
+
+def scan_env_vars(settings, diffs):
+    """An EnvVarScan of ``diffs`` (code files; comment lines are skipped)."""
+    scan = EnvVarScan(settings["registry_path"])
+    reads = [(regex, True) for regex in settings["reads"]] + [(regex, False) for regex in settings["registry_reads"]]
+    for diff in diffs:
+        if diff.path == scan.registry:
+            scan.registry_in_diff = True
+            _scan_registry(settings, diff, scan)
             continue
-        for regex in settings["reads"]:
+        for number, text, regex, is_direct in _read_lines(diff, diff.added, reads):
             for match in regex.finditer(text):
-                reads.setdefault(match.group("name"), (path, number))
-    declared, entries, visible = set(), set(), set()
-    if registry_diff is not None:
-        for _, text in registry_diff.added:
-            if settings["declaration"] and (match := settings["declaration"].match(text)):
-                declared.add(match.group("name"))
-            if settings["entry"] and (match := settings["entry"].match(text)):
-                entries.add(match.group("name"))
-        for _, text in registry_diff.context + registry_diff.removed:
-            for regex in (settings["declaration"], settings["entry"]):
-                if regex and (match := regex.match(text)):
-                    visible.add(match.group("name"))
+                scan.added_reads.setdefault(match.group("name"), (diff.path, number, text))
+                if is_direct:
+                    scan.direct_reads.setdefault(match.group("name"), (diff.path, number, text))
+        for number, text, regex, _ in _read_lines(diff, diff.removed, reads):
+            for match in regex.finditer(text):
+                scan.removed_reads.setdefault(match.group("name"), {}).setdefault(diff.path, (number, text))
+    return scan
+
+
+def _read_lines(diff, lines, reads):
+    """(number, text, regex, is_direct) for each code line and each read pattern that may match one of ``lines``."""
+    joined = "\n".join(text for _, text in lines)
+    possible = [(regex, is_direct) for regex, is_direct in reads if regex.could_match(joined)]
+    if not possible:
+        return
+    for number, text in lines:
+        if text.strip() and not diff.is_comment(text):
+            for regex, is_direct in possible:
+                yield number, text, regex, is_direct
+
+
+def _scan_registry(settings, diff, scan):
+    patterns = [regex for regex in (settings["declaration"], settings["entry"]) if regex]
+    for number, text in diff.added:
+        if settings["declaration"] and (match := settings["declaration"].match(text)):
+            scan.declared.setdefault(match.group("name"), (number, text))
+        if settings["entry"] and (match := settings["entry"].match(text)):
+            scan.entries.setdefault(match.group("name"), (number, text))
+    for number, text in diff.removed:
+        for regex in patterns:
+            if match := regex.match(text):
+                scan.dropped.setdefault(match.group("name"), (number, text))
+    for _, text in diff.context:
+        for regex in patterns:
+            if match := regex.match(text):
+                scan.visible.add(match.group("name"))
+
+
+def env_vars(config, diffs):
+    """Env vars read in added code, whether the diff registers them, and the ones it removes."""
+    settings = config.checks["env_vars"]
+    prefix = settings["registered_prefix"]
+    code = [diff for diff in diffs if not set(config.file_kinds(diff.path)) & set(settings["skip_kinds"])]
+    scan = scan_env_vars(settings, code)
+    registry = scan.registry
     items = []
-    for name, (path, number) in sorted(reads.items()):
-        if settings["registered_prefix"] and not settings["registered_prefix"].search(name):
+    for name, (path, number, _) in sorted(scan.added_reads.items()):
+        if prefix and not prefix.search(name):
             items.append(_item(name=name, path=path, line=number, state="external",
                                detail="not a vLLM-registered name; read directly from the environment"))
-        elif registry_diff is None:
-            items.append(_item(name=name, path=path, line=number, state="verify-registration",
-                               detail=f"{registry} is not in this diff: verify {name} is registered there"))
         else:
-            state = _registration_state(name, declared, entries, visible, registry)
-            items.append(_item(name=name, path=path, line=number, **state))
-    for name in sorted((declared | entries) - set(reads)):
-        items.append(_item(name=name, path=registry, state="new-registration",
-                           **{"detail": _registration_state(name, declared, entries, visible, registry)["detail"]}))
+            items.append(_item(name=name, path=path, line=number, **_read_state(name, path, scan)))
+    for name in scan.new_registrations():
+        if name not in scan.added_reads:
+            number = (scan.entries.get(name) or scan.declared[name])[0]
+            complete = name in scan.entries and name in scan.declared
+            items.append(_item(name=name, path=registry, line=number,
+                               state="new-registration" if complete else "half-registered",
+                               detail=_registration_detail(name, scan)))
+    for name in scan.dropped_for_good():
+        if name not in scan.added_reads:
+            renamed = scan.renamed_to(name)
+            items.append(_item(name=name, path=registry, line=scan.dropped[name][0], state="removed",
+                               detail=f"removed from {registry}" + (f" (renamed to {renamed}?)" if renamed else "")
+                               + f": users who set {name} lose it; ask for a deprecation note"))
+    for name, places in sorted(scan.removed_reads.items()):
+        if (name in scan.added_reads or name in scan.dropped or name in scan.registered_now()
+                or (prefix and not prefix.search(name))):
+            continue
+        path, (number, _) = next(iter(places.items()))
+        items.append(_item(name=name, path=path, line=number, state="removed",
+                           detail="no longer read by the changed code; if nothing else reads it, users who set "
+                                  f"{name} lose it: ask for a deprecation note"))
     if not items:
-        return _result("none-found", "no env var read or registered in added lines")
-    flagged = [item for item in items if item["state"] in ("not-registered", "half-registered", "verify-registration")]
+        return _result("none-found", "no env var read, registered or removed in the diff")
+    items.sort(key=lambda item: item["state"] not in ENV_FLAGGED)  # what needs the reviewer first
+    flagged = [item for item in items if item["state"] in ENV_FLAGGED]
     summary = ", ".join(f"{state} {sum(1 for item in items if item['state'] == state)}"
-                        for state in ("registered", "new-registration", "pre-existing", "half-registered",
-                                      "not-registered", "verify-registration", "external")
-                        if any(item["state"] == state for item in items))
+                        for state in ENV_STATES if any(item["state"] == state for item in items))
     return _result("attention" if flagged else "ok", summary, items)
 
 
-def _registration_state(name, declared, entries, visible, registry):
-    if name in declared and name in entries:
-        return {"state": "registered", "detail": f"added to {registry} (type declaration and entry)"}
-    if name in declared or name in entries:
-        missing = "the environment_variables entry" if name in declared else "the TYPE_CHECKING declaration"
-        return {"state": "half-registered", "detail": f"{registry} gains {name} without {missing}"}
-    if name in visible:
+ENV_STATES = ("registered", "new-registration", "pre-existing", "half-registered", "not-registered",
+              "verify-registration", "removed", "external")
+ENV_FLAGGED = ("half-registered", "not-registered", "verify-registration", "removed")
+
+
+def _read_state(name, path, scan):
+    """State and detail of a vLLM variable read in added code."""
+    registry = scan.registry
+    if name in scan.registered_now():
+        if name in scan.dropped:
+            return {"state": "pre-existing",
+                    "detail": f"its {registry} registration is edited by this PR: check the default did not change"}
+        return {"state": "half-registered" if bool(name in scan.declared) != bool(name in scan.entries)
+                else "registered", "detail": _registration_detail(name, scan)}
+    if name in scan.dropped:
+        return {"state": "not-registered", "detail": f"removed from {registry} by this PR but still read here"}
+    places = scan.removed_reads.get(name)
+    if places:
+        where = "this file" if path in places else next(iter(places))
+        return {"state": "pre-existing",
+                "detail": f"also read on a removed line of {where} (moved or reformatted): not new in this PR"}
+    if name in scan.visible:
         return {"state": "pre-existing", "detail": f"already in {registry} (seen in the diff context)"}
+    if not scan.registry_in_diff:
+        return {"state": "verify-registration",
+                "detail": f"{registry} is not in this diff: verify {name} is registered there"}
     return {"state": "not-registered", "detail": f"not added to {registry} by this PR: verify it already exists there"}
+
+
+def _registration_detail(name, scan):
+    registry = scan.registry
+    if name in scan.declared and name in scan.entries:
+        return f"added to {registry} (type declaration and entry)"
+    missing = "the environment_variables entry" if name in scan.declared else "the TYPE_CHECKING declaration"
+    return f"{registry} gains {name} without {missing}"
 
 
 # --- magic constants ----------------------------------------------------------------
@@ -259,14 +367,20 @@ def magic_constants(config, diffs):
     settings = config.checks["magic_constants"]
     if settings["any"] is None:
         return _result("unchecked", "no magic-constant pattern in the surface file")
-    candidates = [diff for diff in diffs if settings["any"].search("\n".join(text for _, text in diff.added))]
     items = []
-    for path, number, text in _code_lines(config, candidates, settings["skip_kinds"]):
-        for pattern in settings["patterns"]:
-            match = pattern.regex.search(text)
-            if match:
-                items.append(_item(path=path, line=number, id=pattern.id, literal=match.group(0),
-                                   why=pattern.why, text=text.strip()[:120]))
+    for diff in diffs:
+        if set(config.file_kinds(diff.path)) & set(settings["skip_kinds"]) \
+                or not settings["any"].search("\n".join(text for _, text in diff.added)):
+            continue
+        for number, text in diff.added:
+            if not text.strip() or diff.is_comment(text):
+                continue
+            for pattern in settings["patterns"]:
+                match = diff.code_match(pattern.regex, text) if pattern.outside_strings else pattern.regex.search(text)
+                if match:
+                    start, end = literal_span(match)
+                    items.append(_item(path=diff.path, line=number, id=pattern.id, literal=text[start:end],
+                                       why=pattern.why, text=text.strip()[:120]))
     if not items:
         return _result("none-found", "no magic constant in added code")
     return _result("attention", f"{len(items)} literal(s) to justify", items)
@@ -298,6 +412,8 @@ def perf_claims(config, document):
         items.extend(_claims_in(settings, source, text))
     if not items:
         return _result("none-found", "no number with a unit in the PR text")
+    # [unverified] claims first: they are what the reviewer must ask about.
+    items.sort(key=lambda item: item["traceable"])
     unverified = sum(1 for item in items if not item["traceable"])
     return _result("attention" if unverified else "ok", f"{len(items)} claim(s), {unverified} [unverified]", items)
 
@@ -314,10 +430,11 @@ def _claims_in(settings, source, text):
         if kind == "fence":
             continue
         blocked = [m.span() for regex in settings["not_a_claim"] for m in regex.finditer(line)]
-        for match in settings["number"].finditer(line):
-            if any(start <= match.start() < end for start, end in blocked):
+        for match in _claim_matches(settings, line):
+            start, end = literal_span(match)
+            if any(begin <= start < stop for begin, stop in blocked):
                 continue
-            claim = match.group(0).strip()
+            claim = line[start:end].strip()
             digits = NUMBER.search(claim).group(0)
             if kind in ("table", "code-block"):
                 evidence = [kind]
@@ -331,6 +448,13 @@ def _claims_in(settings, source, text):
                                evidence=evidence or None, tag=None if evidence else "[unverified]",
                                nearby=None if evidence or not nearby else nearby))
     return items
+
+
+def _claim_matches(settings, line):
+    """Speed/latency numbers, then memory amounts named with a change (the claim is the first group, if any)."""
+    for regex in (settings["number"], settings["memory"]):
+        if regex is not None:
+            yield from regex.finditer(line)
 
 
 def _markdown_kinds(lines):
@@ -395,12 +519,14 @@ def ci_check(summary):
 def prompt_injection(config, document, diffs):
     """PR text or added lines that address an AI reviewer or try to steer the verdict."""
     patterns = config.checks["prompt_injection"]
+    ignored = config.checks["prompt_injection_ignore_lines"]
     sources = pr_texts(document)
     sources += [(f"issue #{issue.get('number')}", issue.get("body") or "") for issue in document.get("linked_issues") or []]
     items = []
     for source, text in sources:
         for line in text.splitlines():
-            items.extend(_injection_hits(patterns, source, line))
+            if not any(regex.search(line) for regex in ignored):
+                items.extend(_injection_hits(patterns, source, line))
     combined = config.checks["prompt_injection_any"]
     for diff in diffs:
         if combined is None or not combined.search("\n".join(text for _, text in diff.added)):

@@ -1,4 +1,4 @@
-"""Parse the PR argument of fetch_pr_data.py: a number, #number, a PR URL or OWNER/NAME#number."""
+"""Parse the PR argument of fetch_pr_data.py: a number, #number, a PR URL (scheme optional) or OWNER/NAME#number."""
 
 import re
 from dataclasses import dataclass
@@ -11,10 +11,13 @@ NAME_PATTERN = r"[A-Za-z0-9._-]{1,100}"
 _REPO = re.compile(rf"^(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})$")
 _NUMBER = re.compile(r"^#?(?P<number>[0-9]{1,9})$")
 _SHORT = re.compile(rf"^(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})#(?P<number>[0-9]{{1,9}})$")
-# Any host, so GitHub Enterprise URLs work; anything after the number (/files, #discussion…) is ignored.
+# Any host, so GitHub Enterprise URLs work; without a scheme the host needs a dot (github.com/…).
+# Anything after the number (/files, #discussion…) is ignored.
+_HOST = r"(?:https?://[^/\s]+|[^/\s:]+\.[^/\s]+)"
 _URL = re.compile(
-    rf"^https?://[^/\s]+/(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})/pull/(?P<number>[0-9]{{1,9}})(?:[/?#].*)?$"
+    rf"^{_HOST}/(?P<owner>{OWNER_PATTERN})/(?P<name>{NAME_PATTERN})/pull/(?P<number>[0-9]{{1,9}})(?:[/?#].*)?$"
 )
+_ISSUE_URL = re.compile(rf"^{_HOST}/{OWNER_PATTERN}/{NAME_PATTERN}/issues/[0-9]{{1,9}}(?:[/?#].*)?$")
 
 
 class PullRefError(ValueError):
@@ -52,6 +55,8 @@ def parse_pr_ref(text, repo=None):
         owner, name = parse_repo(repo or DEFAULT_REPO)
         return _checked(PullRef(owner, name, int(number_only.group("number"))), value)
     match = _SHORT.match(value) or _URL.match(value)
+    if not match and _ISSUE_URL.match(value):
+        raise PullRefError(f"{text!r} is an issue URL; pass a pull request (…/pull/N, or its number)")
     if not match:
         raise PullRefError(
             f"cannot read PR {text!r}: use 12345, #12345, OWNER/NAME#12345 or https://github.com/OWNER/NAME/pull/12345"

@@ -69,12 +69,6 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
         "catalog": CATALOG_NAME,
         "then_read_in_full": CATALOG_NAME if reasons else None,
     }
-    if catalog is None:
-        result.update({"sections": [{"anchor": anchor} for anchor in anchors],
-                       "checklist": [{"id": rule, "anchor": rule_anchor(rule)} for rule in listed],
-                       "missing": [], "lines": None, "catalog_lines": None, "fraction": None,
-                       "notice": f"{CATALOG_NAME} could not be read: sections are listed but not measured"})
-        return result
     sections, checklist, missing = [], [], []
     for anchor in anchors:
         section = catalog.section(anchor)
@@ -95,7 +89,7 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
         "missing": missing,
         "lines": lines,
         "catalog_lines": catalog.line_count,
-        "fraction": round(lines / catalog.line_count, 3) if catalog.line_count else None,
+        "fraction": round(lines / catalog.line_count, 3),
     })
     return result
 
@@ -108,8 +102,6 @@ def _describe(section):
 
 def expand(catalog, reading_plan):
     """The text of every planned section, then the checklist headings, in plan order."""
-    if catalog is None:
-        return ""
     parts = [catalog.cut(section["anchor"]) for section in reading_plan["sections"]]
     if reading_plan["checklist"]:
         parts.append("Checklist (apply each; open the body at the given lines when its concern may apply):\n"

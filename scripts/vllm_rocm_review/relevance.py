@@ -68,10 +68,14 @@ def classify_path(config, path):
     return None, weak
 
 
+CONTENT_LINES_SHOWN = 3
+
+
 def content_evidence(config, diff):
-    """Strong markers (``is_rocm()``, ``rocm_aiter_ops``, fnuz ...) in a code file's changed lines.
+    """One reason naming the strong markers (``is_rocm()``, ``rocm_aiter_ops``, fnuz ...) in a code file's changed lines.
 
     Comment-only lines do not count, and guards apply per line as they do for titles.
+    Returns [] or a one-element list, like the other path reasons.
     """
     if not set(config.file_kinds(diff.path)) & set(config.checks["gate"]["content_kinds"]):
         return []
@@ -79,14 +83,20 @@ def content_evidence(config, diff):
     lines = [(number, text) for number, text in diff.added + diff.removed if not diff.is_comment(text)]
     if literals is not None:
         lines = [(number, text) for number, text in lines if any(literal in text.lower() for literal in literals)]
-    found = []
+    numbers, words = [], []
     for number, text in lines:
         hits = scan_text(config, text)["strong"]
         if hits:
-            found.append(f"changed line {number} mentions {hits[0]['match']!r}")
-            if len(found) == 2:
+            numbers.append(str(number))
+            words += [hit["match"] for hit in hits if hit["match"] not in words]
+            if len(numbers) == CONTENT_LINES_SHOWN:
                 break
-    return found
+    if not numbers:
+        return []
+    said = ", ".join(repr(word) for word in words[:3])
+    if len(numbers) == 1:
+        return [f"changed line {numbers[0]} mentions {said}"]
+    return [f"changed lines {', '.join(numbers)} mention {said}"]
 
 
 def exposed_files(config, diffs):

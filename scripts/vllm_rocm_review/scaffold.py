@@ -27,11 +27,22 @@ def render_scaffold(document, result):
         verdicts=" / ".join(fmt.VERDICTS),
         relevance=result["relevance"],
         modules=_modules(document),
-        exposed=", ".join(entry["path"] for entry in result["rocm_files"] + result["shared_files"])[:400],
+        rocm_files=_paths(result["rocm_files"]),
+        shared_files=_paths(result["shared_files"]),
         linked_issues=", ".join(f"#{issue['number']}" for issue in document.get("linked_issues") or []),
         questions=_questions(result),
         discussion=_discussion(document),
     )
+
+
+def _paths(entries, limit=400):
+    """Comma-separated paths, cut after a whole path once ``limit`` characters are reached."""
+    shown = []
+    for entry in entries:
+        if shown and len(", ".join(shown + [entry["path"]])) > limit:
+            return ", ".join(shown) + f" and {len(entries) - len(shown)} more"
+        shown.append(entry["path"])
+    return ", ".join(shown)
 
 
 def _modules(document):
@@ -48,10 +59,10 @@ def _questions(result):
     """Raised flags and mechanical checks that the report must address."""
     questions = [f"{name} — {flag['detail']}" for name, flag in result["flags"].items()
                  if flag["state"] in ("raised", "unknown")]
-    for name in ("perf-claims", "prompt-injection", "env-vars"):
+    for name in ("mori-symbols", "perf-claims", "prompt-injection", "env-vars"):
         check = result["checks"][name]
-        if check["status"] == "attention":
-            questions.append(f"{name} — {check['summary']}")
+        if check["status"] in ("attention", "unchecked"):
+            questions.append(f"{name} — {check['summary']}" + (f" (NOTICE: {check['notice']})" if check.get("notice") else ""))
     return questions
 
 

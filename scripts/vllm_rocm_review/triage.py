@@ -32,7 +32,7 @@ def triage(document, config, catalog, snapshot_path=None):
         "pr": {"number": pr["number"], "title": pr["title"], "files": len(diffs),
                "additions": pr.get("additions"), "deletions": pr.get("deletions"),
                "diff_source": (document.get("meta") or {}).get("diff_source"),
-               "files_without_patch": [diff.path for diff in diffs if not diff.has_hunks]},
+               "files_without_patch": _unseen_changes(document, diffs)},
         "relevance": level,
         "relevance_evidence": {"reason": verdict["reason"], **verdict["evidence"]},
         "rocm_files": rocm_files,
@@ -48,3 +48,10 @@ def triage(document, config, catalog, snapshot_path=None):
         "checks": checks,
     }
     return result
+
+
+def _unseen_changes(document, diffs):
+    """Changed files the diff shows no hunk for; empty files (0 lines added or removed) have nothing to show."""
+    counts = {entry.get("filename"): (entry.get("additions"), entry.get("deletions"))
+              for entry in document.get("files") or []}
+    return [diff.path for diff in diffs if not diff.has_hunks and counts.get(diff.path) != (0, 0)]

@@ -21,6 +21,7 @@ FAMILY_TRIGGERS = ("added", "removed", "changed", "text", "new_file", "touched",
 FAMILY_PATTERN_LISTS = ("added", "removed", "changed", "text", "paths", "exclude_paths", "with_in_file", "unless_in_file")
 FAMILY_KEYS = set(FAMILY_PATTERN_LISTS) | {
     "id", "why", "rules", "new_file", "touched", "detector", "params", "skip_kinds", "generic", "include_comments",
+    "outside_strings",
 }
 CHECK_SECTIONS = ("file_kinds", "text_ignore_lines", "gate", "env_vars", "magic_constants", "perf_claims", "ci",
                   "prompt_injection", "mori_symbols", "flags", "deep_review", "reading_plan")
@@ -89,6 +90,7 @@ class Family:
     params: dict = field(default_factory=dict)
     generic: bool = False
     include_comments: bool = False
+    outside_strings: bool = False  # the match (its first group, if any) must lie outside strings, comments and URLs
     any_added: FilteredPattern | None = None  # all patterns that read added lines, as one alternation
     any_removed: FilteredPattern | None = None
 
@@ -105,6 +107,7 @@ class NamedPattern:
     id: str
     regex: FilteredPattern
     why: str
+    outside_strings: bool = False
 
 
 class TriageConfig:
@@ -222,6 +225,17 @@ def validate_triage_sections(data):
         named = [("magic_constants", item) for item in (checks.get("magic_constants") or {}).get("patterns") or []]
         named += [("prompt_injection", item) for item in checks.get("prompt_injection") or []]
         named += [("perf_claims.evidence", item) for item in (checks.get("perf_claims") or {}).get("evidence") or []]
+        problems.extend(_regex_problems(checks.get("prompt_injection_ignore_lines"),
+                                        "checks.prompt_injection_ignore_lines"))
+        perf = checks.get("perf_claims") or {}
+        problems.extend(_regex_problems([perf[key] for key in ("number", "memory") if perf.get(key)],
+                                        "checks.perf_claims"))
+        problems.extend(_regex_problems(perf.get("not_a_claim"), "checks.perf_claims.not_a_claim"))
+        env = checks.get("env_vars") or {}
+        for key in ("reads", "registry_reads"):
+            problems.extend(_regex_problems(env.get(key), f"checks.env_vars.{key}"))
+            problems.extend(f"checks.env_vars.{key}: {pattern!r} has no (?P<name>...) group"
+                            for pattern in env.get(key) or [] if isinstance(pattern, str) and "(?P<name>" not in pattern)
         for name, item in named:
             if not isinstance(item, dict) or not item.get("id") or not item.get("pattern"):
                 problems.append(f"checks.{name}: each entry needs id and pattern")
@@ -280,6 +294,7 @@ def _family(item):
         params=dict(item.get("params") or {}),
         generic=bool(item.get("generic")),
         include_comments=bool(item.get("include_comments")),
+        outside_strings=bool(item.get("outside_strings")),
         any_added=_alternation(added_side, re.MULTILINE),
         any_removed=_alternation(removed_side, re.MULTILINE),
     )
@@ -311,6 +326,7 @@ def _compile_checks(checks):
         },
         "env_vars": {
             "reads": _rxs(env.get("reads"), 0),
+            "registry_reads": _rxs(env.get("registry_reads"), 0),
             "registry_path": env.get("registry_path"),
             "declaration": _rx(env["declaration"], 0) if env.get("declaration") else None,
             "entry": _rx(env["entry"], 0) if env.get("entry") else None,
@@ -320,11 +336,13 @@ def _compile_checks(checks):
         "magic_constants": {
             "any": _alternation([item["pattern"] for item in magic.get("patterns") or []], 0),
             "skip_kinds": tuple(magic.get("skip_kinds") or ()),
-            "patterns": [NamedPattern(item["id"], _rx(item["pattern"], 0), item.get("why", ""))
+            "patterns": [NamedPattern(item["id"], _rx(item["pattern"], 0), item.get("why", ""),
+                                      bool(item.get("outside_strings")))
                          for item in magic.get("patterns") or []],
         },
         "perf_claims": {
             "number": _rx(perf["number"]) if perf.get("number") else None,
+            "memory": _rx(perf["memory"]) if perf.get("memory") else None,
             "not_a_claim": _rxs(perf.get("not_a_claim")),
             "evidence": [NamedPattern(item["id"], _rx(item["pattern"], re.IGNORECASE | re.MULTILINE), item.get("why", ""))
                          for item in perf.get("evidence") or []],
@@ -336,6 +354,7 @@ def _compile_checks(checks):
         },
         "prompt_injection": [NamedPattern(item["id"], _rx(item["pattern"]), item.get("why", ""))
                              for item in checks.get("prompt_injection") or []],
+        "prompt_injection_ignore_lines": _rxs(checks.get("prompt_injection_ignore_lines")),
         "prompt_injection_any": _alternation([item["pattern"] for item in checks.get("prompt_injection") or []],
                                              re.IGNORECASE),
         "mori_symbols": {
