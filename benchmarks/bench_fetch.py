@@ -35,7 +35,7 @@ from replica_pull_request import FakePull  # noqa: E402
 from replica_pull_request import review_comment_id  # noqa: E402
 from replica_pull_request import serve_pull  # noqa: E402
 
-from vllm_rocm_review.diff_rebuild import rebuild_unified_diff  # noqa: E402
+from vllm_rocm_review.github.diff_rebuild import rebuild_unified_diff  # noqa: E402
 
 TOKEN = "ghp_benchmarkToken000000000000000000000000"
 ISSUE_COMMENTS = 300

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from vllm_rocm_review.catalog import load_catalog  # noqa: E402
-from vllm_rocm_review.digest import render_digest  # noqa: E402
-from vllm_rocm_review.pr_schema import validate_pr_document  # noqa: E402
-from vllm_rocm_review.triage import triage  # noqa: E402
-from vllm_rocm_review.triage_config import load_triage_config  # noqa: E402
+from vllm_rocm_review.core.catalog import load_catalog  # noqa: E402
+from vllm_rocm_review.triage.digest import render_digest  # noqa: E402
+from vllm_rocm_review.core.pr_schema import validate_pr_document  # noqa: E402
+from vllm_rocm_review.triage.triage import triage  # noqa: E402
+from vllm_rocm_review.triage.config import load_triage_config  # noqa: E402
 
 DIRECTORIES = [
     "vllm/v1/attention/backends", "vllm/v1/attention/ops", "vllm/model_executor/layers/fused_moe",

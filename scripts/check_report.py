@@ -16,18 +16,18 @@ import argparse
 import json
 from pathlib import Path
 
-from vllm_rocm_review.cli import InputError
-from vllm_rocm_review.cli import fail
-from vllm_rocm_review.cli import load_pr_document
-from vllm_rocm_review.cli import read_input_text
-from vllm_rocm_review.cli import say
-from vllm_rocm_review.report_check import LEVEL_ERROR
-from vllm_rocm_review.report_check import SAVE_VLLM_TREE
-from vllm_rocm_review.report_check import check_report
-from vllm_rocm_review.skill_paths import UPSTREAM_DIR
-from vllm_rocm_review.skill_paths import bundle_relative
-from vllm_rocm_review.tree_check import TREE_FILE_NAME
-from vllm_rocm_review.tree_check import is_saved_tree
+from vllm_rocm_review.core.cli import InputError
+from vllm_rocm_review.core.cli import fail
+from vllm_rocm_review.core.cli import load_pr_document
+from vllm_rocm_review.core.cli import read_input_text
+from vllm_rocm_review.core.cli import say
+from vllm_rocm_review.report.report_check import LEVEL_ERROR
+from vllm_rocm_review.report.report_check import SAVE_VLLM_TREE
+from vllm_rocm_review.report.report_check import check_report
+from vllm_rocm_review.core.skill_paths import UPSTREAM_DIR
+from vllm_rocm_review.core.skill_paths import bundle_relative
+from vllm_rocm_review.upstream.tree_check import TREE_FILE_NAME
+from vllm_rocm_review.upstream.tree_check import is_saved_tree
 
 DEFAULT_VLLM_TREE = UPSTREAM_DIR / TREE_FILE_NAME
 SAVED_AS = f"{SAVE_VLLM_TREE} saves it as {bundle_relative(DEFAULT_VLLM_TREE)}"

@@ -5,7 +5,7 @@ Usage: python3 scripts/fetch_pr_data.py PR [--repo OWNER/NAME] [--output PATH] [
        [--token TOKEN] [--api-url URL] [--no-cache] [--wait] [--quiet]
        [--checkout DIR | --sources DIR [--sources-limit N]]
 
-The document (schema in vllm_rocm_review/pr_schema.py) goes to --output, written atomically, or
+The document (schema in vllm_rocm_review/core/pr_schema.py) goes to --output, written atomically, or
 to stdout. Exit codes: 0 written, 1 GitHub or runtime failure (nothing written), 2 usage error.
 A bad --output path is rejected before the first request, so it costs no rate limit.
 """
@@ -14,28 +14,28 @@ import argparse
 import sys
 from pathlib import Path
 
-from vllm_rocm_review import code_context
-from vllm_rocm_review.atomic_io import write_atomic
-from vllm_rocm_review.cli import add_github_options
-from vllm_rocm_review.cli import fail
-from vllm_rocm_review.cli import output_path_problem
-from vllm_rocm_review.cli import say
-from vllm_rocm_review.github import DEFAULT_TIMEOUT
-from vllm_rocm_review.github import NO_TOKEN_WARNING
-from vllm_rocm_review.github import GitHubClient
-from vllm_rocm_review.github import GitHubError
-from vllm_rocm_review.github import RateLimited
-from vllm_rocm_review.github import RetryPolicy
-from vllm_rocm_review.github import Unauthorized
-from vllm_rocm_review.github import discover_token_with_source
-from vllm_rocm_review.github import resolve_api_url
-from vllm_rocm_review.json_layout import dump_json
-from vllm_rocm_review.pr_data import fetch_pr_document
-from vllm_rocm_review.pr_data import record_usage
-from vllm_rocm_review.pr_ref import DEFAULT_REPO
-from vllm_rocm_review.pr_ref import PullRefError
-from vllm_rocm_review.pr_ref import parse_pr_ref
-from vllm_rocm_review.pr_schema import validate_pr_document
+from vllm_rocm_review.github import code_context
+from vllm_rocm_review.core.atomic_io import write_atomic
+from vllm_rocm_review.core.cli import add_github_options
+from vllm_rocm_review.core.cli import fail
+from vllm_rocm_review.core.cli import output_path_problem
+from vllm_rocm_review.core.cli import say
+from vllm_rocm_review.github.client import DEFAULT_TIMEOUT
+from vllm_rocm_review.github.client import NO_TOKEN_WARNING
+from vllm_rocm_review.github.client import GitHubClient
+from vllm_rocm_review.github.client import GitHubError
+from vllm_rocm_review.github.client import RateLimited
+from vllm_rocm_review.github.client import RetryPolicy
+from vllm_rocm_review.github.client import Unauthorized
+from vllm_rocm_review.github.client import discover_token_with_source
+from vllm_rocm_review.github.client import resolve_api_url
+from vllm_rocm_review.core.json_layout import dump_json
+from vllm_rocm_review.github.pr_data import fetch_pr_document
+from vllm_rocm_review.github.pr_data import record_usage
+from vllm_rocm_review.github.pr_ref import DEFAULT_REPO
+from vllm_rocm_review.github.pr_ref import PullRefError
+from vllm_rocm_review.github.pr_ref import parse_pr_ref
+from vllm_rocm_review.core.pr_schema import validate_pr_document
 
 _RETRY = RetryPolicy()
 EPILOG = f"""\

@@ -20,23 +20,23 @@ import json
 import sys
 from pathlib import Path
 
-from vllm_rocm_review.atomic_io import write_atomic
-from vllm_rocm_review.catalog import CatalogError
-from vllm_rocm_review.catalog import load_catalog
-from vllm_rocm_review.cli import FIX_SURFACE
-from vllm_rocm_review.cli import InputError
-from vllm_rocm_review.cli import fail
-from vllm_rocm_review.cli import load_pr_document
-from vllm_rocm_review.cli import say
-from vllm_rocm_review.digest import render_digest
-from vllm_rocm_review.file_errors import describe_os_error
-from vllm_rocm_review.reading_plan import CATALOG_NAME
-from vllm_rocm_review.reading_plan import expand
-from vllm_rocm_review.scaffold import render_scaffold
-from vllm_rocm_review.surface import SurfaceError
-from vllm_rocm_review.triage import triage
-from vllm_rocm_review.triage_config import TriageConfigError
-from vllm_rocm_review.triage_config import load_triage_config
+from vllm_rocm_review.core.atomic_io import write_atomic
+from vllm_rocm_review.core.catalog import CatalogError
+from vllm_rocm_review.core.catalog import load_catalog
+from vllm_rocm_review.core.cli import FIX_SURFACE
+from vllm_rocm_review.core.cli import InputError
+from vllm_rocm_review.core.cli import fail
+from vllm_rocm_review.core.cli import load_pr_document
+from vllm_rocm_review.core.cli import say
+from vllm_rocm_review.triage.digest import render_digest
+from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
+from vllm_rocm_review.triage.reading_plan import expand
+from vllm_rocm_review.report.scaffold import render_scaffold
+from vllm_rocm_review.core.surface import SurfaceError
+from vllm_rocm_review.triage.triage import triage
+from vllm_rocm_review.triage.config import TriageConfigError
+from vllm_rocm_review.triage.config import load_triage_config
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"

@@ -16,31 +16,31 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 
-from vllm_rocm_review.cli import FIX_SURFACE
-from vllm_rocm_review.cli import add_github_options
-from vllm_rocm_review.cli import fail
-from vllm_rocm_review.cli import say
-from vllm_rocm_review.curation import curation_line
-from vllm_rocm_review.curation import read_curated_shas
-from vllm_rocm_review.file_errors import describe_os_error
-from vllm_rocm_review.github import NO_TOKEN_WARNING
-from vllm_rocm_review.github import GitHubClient
-from vllm_rocm_review.github import GitHubError
-from vllm_rocm_review.github import Unauthorized
-from vllm_rocm_review.github import discover_token_with_source
-from vllm_rocm_review.github import resolve_api_url
-from vllm_rocm_review.skill_paths import RULES_CATALOG
-from vllm_rocm_review.skill_paths import SKILL_DIR
-from vllm_rocm_review.skill_paths import SURFACE_YAML
-from vllm_rocm_review.skill_paths import UPSTREAM_DIR
-from vllm_rocm_review.surface import SurfaceError
-from vllm_rocm_review.surface import load_surface
-from vllm_rocm_review.tree_check import TREE_FILE_NAME
-from vllm_rocm_review.tree_check import check_vllm_tree
-from vllm_rocm_review.tree_check import surface_path_checks
-from vllm_rocm_review.upstream import METADATA_NAME
-from vllm_rocm_review.upstream import load_sources
-from vllm_rocm_review.upstream import refresh_upstream
+from vllm_rocm_review.core.cli import FIX_SURFACE
+from vllm_rocm_review.core.cli import add_github_options
+from vllm_rocm_review.core.cli import fail
+from vllm_rocm_review.core.cli import say
+from vllm_rocm_review.upstream.curation import curation_line
+from vllm_rocm_review.upstream.curation import read_curated_shas
+from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.github.client import NO_TOKEN_WARNING
+from vllm_rocm_review.github.client import GitHubClient
+from vllm_rocm_review.github.client import GitHubError
+from vllm_rocm_review.github.client import Unauthorized
+from vllm_rocm_review.github.client import discover_token_with_source
+from vllm_rocm_review.github.client import resolve_api_url
+from vllm_rocm_review.core.skill_paths import RULES_CATALOG
+from vllm_rocm_review.core.skill_paths import SKILL_DIR
+from vllm_rocm_review.core.skill_paths import SURFACE_YAML
+from vllm_rocm_review.core.skill_paths import UPSTREAM_DIR
+from vllm_rocm_review.core.surface import SurfaceError
+from vllm_rocm_review.core.surface import load_surface
+from vllm_rocm_review.upstream.tree_check import TREE_FILE_NAME
+from vllm_rocm_review.upstream.tree_check import check_vllm_tree
+from vllm_rocm_review.upstream.tree_check import surface_path_checks
+from vllm_rocm_review.upstream.sources import METADATA_NAME
+from vllm_rocm_review.upstream.sources import load_sources
+from vllm_rocm_review.upstream.sources import refresh_upstream
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

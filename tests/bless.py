@@ -33,7 +33,7 @@ def render_golden(number):
     from triage_support import CATALOG, CONFIG
     from vllm_cases import build_pr_document
 
-    from vllm_rocm_review.triage import triage
+    from vllm_rocm_review.triage.triage import triage
 
     result = triage(build_pr_document(number), CONFIG, CATALOG, snapshot_path=MORI_SNAPSHOT)
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
@@ -42,7 +42,7 @@ def render_golden(number):
 def main(argv=None):
     from vllm_cases import case_ids
 
-    from vllm_rocm_review.atomic_io import write_atomic
+    from vllm_rocm_review.core.atomic_io import write_atomic
 
     numbers = case_ids()
     if not numbers:

@@ -2,11 +2,11 @@
 
 from vllm_cases import split_diff
 
-from vllm_rocm_review.catalog import load_catalog
-from vllm_rocm_review.ci_checks import build_checks
-from vllm_rocm_review.diff_parse import parse_diff
-from vllm_rocm_review.triage import triage
-from vllm_rocm_review.triage_config import load_triage_config
+from vllm_rocm_review.core.catalog import load_catalog
+from vllm_rocm_review.github.ci_checks import build_checks
+from vllm_rocm_review.core.diff_parse import parse_diff
+from vllm_rocm_review.triage.triage import triage
+from vllm_rocm_review.triage.config import load_triage_config
 
 CONFIG = load_triage_config()
 CATALOG = load_catalog()

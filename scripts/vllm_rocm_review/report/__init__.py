@@ -1,0 +1,1 @@
+"""The report contract: its format, the scaffold and the checker."""

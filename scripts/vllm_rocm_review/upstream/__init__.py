@@ -1,0 +1,1 @@
+"""Refreshing upstream references and checking vLLM tree drift."""
