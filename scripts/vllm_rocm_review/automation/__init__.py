@@ -1,0 +1,1 @@
+"""Unattended reviews: which PRs need one, and putting the report back on the PR."""

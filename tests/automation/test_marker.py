@@ -1,0 +1,30 @@
+import pytest
+
+from vllm_rocm_review.automation.marker import find_report_comment
+from vllm_rocm_review.automation.marker import format_marker
+from vllm_rocm_review.automation.marker import reviewed_head
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_marker_round_trips():
+    body = "# report\n\n" + format_marker(SHA) + "\n"
+    assert reviewed_head(body) == SHA
+
+
+def test_marker_rejects_non_sha():
+    with pytest.raises(ValueError):
+        format_marker("main")
+
+
+def test_body_without_marker_has_no_head():
+    assert reviewed_head("LGTM <!-- some other bot head=abc1234 -->") is None
+    assert reviewed_head(None) is None
+
+
+def test_newest_marked_comment_wins_among_many():
+    comments = [{"id": i, "body": f"comment {i}"} for i in range(1, 130)]
+    comments[10]["body"] += format_marker("a" * 40)
+    comments[100]["body"] += format_marker(SHA)
+    assert find_report_comment(comments)["id"] == 101
+    assert find_report_comment(comments[:5]) is None
