@@ -28,6 +28,10 @@ timeout=DEFAULT_TIMEOUT, progress=None)``
     ``.get_text(path, params=None, accept=DIFF_MEDIA_TYPE)`` → str (diff, patch, raw media types).
     ``.get_bytes(path, params=None, accept=RAW_MEDIA_TYPE)`` → bytes.
     ``.post_graphql(query, variables=None)`` → the ``data`` object (needs a token; never cached).
+    ``.send_json(method, path, payload)`` → parsed JSON answer of a POST or PATCH (needs a token;
+    never cached). A PATCH sets a resource to a state, so it is retried like a GET; a POST may
+    have been applied when the answer is a 5xx or never arrives, so it is sent once (a rate-limit
+    refusal, which GitHub sends before acting, is still waited out and retried).
     ``.requests_made`` (HTTP requests sent, retries and GraphQL included), ``.rate_limit_units``
     (REST answers that were not 304, i.e. what the core rate limit was charged),
     ``.graphql_requests`` (GraphQL has its own budget), ``.cache_hits`` (304 answers served from
@@ -39,6 +43,7 @@ timeout=DEFAULT_TIMEOUT, progress=None)``
 Errors are ``GitHubError`` subclasses whose ``str()`` is one line fit for stderr: ``NotFound``
 (404), ``Unauthorized`` (401), ``Forbidden`` (403 that is not a rate limit), ``RateLimited``
 (primary limit exhausted, or a secondary limit asking for more than the wait bound),
+``Unprocessable`` (422: GitHub refused the content of a write; names the field and reason),
 ``TooLarge`` (406 ``too_large``; never retried), ``ServerError`` (5xx after retries),
 ``NetworkError`` (the host could not be reached or stopped answering; names the host and the
 remedy), ``BadResponse`` (malformed JSON, foreign pagination host) and plain ``GitHubError`` for
@@ -97,6 +102,7 @@ NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exception
 # Seconds to wait on a secondary limit that names no retry-after (GitHub asks for at least 60).
 SECONDARY_DEFAULT_WAIT = 60
 TOKEN_FINGERPRINT_SALT = b"vllm-rocm-pr-review/token-fingerprint/v1"
+WRITE_METHODS = ("POST", "PATCH")
 
 
 class GitHubError(Exception):
@@ -119,6 +125,10 @@ class Forbidden(GitHubError):
 
 class TooLarge(GitHubError):
     status = 406
+
+
+class Unprocessable(GitHubError):
+    status = 422
 
 
 class ServerError(GitHubError):
@@ -388,6 +398,17 @@ class GitHubClient:
             raise BadResponse("GitHub GraphQL answer has no data object")
         return result["data"]
 
+    def send_json(self, method, path, payload):
+        method = method.upper()
+        if method not in WRITE_METHODS:
+            raise ValueError(f"send_json sends {' or '.join(WRITE_METHODS)}, not {method}")
+        if not self._token:
+            raise Unauthorized(f"{method} {_short(path)}: writing to GitHub needs a token; pass --token or set GH_TOKEN")
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        answer = self._send(method, self._url(path, None), JSON_MEDIA_TYPE, body=body,
+                            repeatable=method == "PATCH")
+        return _parse_json(answer.body, answer.status, f"{method} {_short(path)}")
+
     # --- plumbing -----------------------------------------------------------------------
 
     def _url(self, path, params):
@@ -425,7 +446,7 @@ class GitHubClient:
             self._cache.store(key, url, etag, answer.body, kept)
         return value, answer.headers
 
-    def _headers(self, accept, etag):
+    def _headers(self, accept, etag, has_body=False):
         headers = {
             "Accept": accept,
             "User-Agent": USER_AGENT,
@@ -435,10 +456,16 @@ class GitHubClient:
             headers["Authorization"] = f"Bearer {self._token}"
         if etag:
             headers["If-None-Match"] = etag
+        if has_body:
+            headers["Content-Type"] = "application/json; charset=utf-8"
         return headers
 
-    def _send(self, method, url, accept, etag=None, body=None):
-        """One logical request: retries 5xx, network failures and short secondary limits."""
+    def _send(self, method, url, accept, etag=None, body=None, repeatable=True):
+        """One logical request: retries 5xx, network failures and short secondary limits.
+
+        ``repeatable=False`` (a POST that changes state) turns off the retries of 5xx answers and
+        of failures after the request may have reached GitHub: sending it again could apply it twice.
+        """
         failures = 0
         started = time.monotonic()
         while True:
@@ -449,7 +476,7 @@ class GitHubClient:
                 response = self._session.request(
                     method,
                     url,
-                    headers=self._headers(accept, etag),
+                    headers=self._headers(accept, etag, has_body=body is not None),
                     data=body,
                     timeout=self.timeout,
                     allow_redirects=True,
@@ -459,6 +486,8 @@ class GitHubClient:
             except NETWORK_ERRORS as exc:
                 reason, transient = _network_failure(exc, self.timeout)
                 limit = self.retry.max_retries if transient else self.retry.unreachable_retries
+                if not repeatable and _may_have_arrived(exc):
+                    limit = 0
                 if not self.retry.may_retry(failures, limit, started):
                     raise NetworkError(
                         f"cannot reach {urlsplit(url).netloc}: {reason} ({method} {_short(url)}, {_attempts(failures)}); "
@@ -469,11 +498,11 @@ class GitHubClient:
                 continue
             headers = {name.lower(): value for name, value in response.headers.items()}
             answer = _Answer(response.status_code, payload, headers)
-            if body is None:  # GraphQL (the only POST) is charged to its own budget
+            if url != graphql_url(self.api_url):  # GraphQL is charged to its own budget
                 self._note_rate_limit(answer)
             if answer.status < 400:
                 return answer
-            wait = self._retry_wait(method, url, answer, failures, started)
+            wait = self._retry_wait(method, url, answer, failures, started, repeatable)
             self._sleep(wait)
             failures += 1
 
@@ -485,7 +514,7 @@ class GitHubClient:
         if remaining is not None:
             self.rate_limit = {"remaining": remaining, "reset": reset}
 
-    def _retry_wait(self, method, url, answer, failures, started):
+    def _retry_wait(self, method, url, answer, failures, started, repeatable=True):
         """Seconds to sleep before retrying ``answer``, or raise the typed error for it."""
         where = f"{method} {_short(url)}"
         status = answer.status
@@ -500,6 +529,9 @@ class GitHubClient:
                 return self._primary_wait(reset, failures)
             if status == 429:
                 return self._secondary_wait(where, None, failures)
+            if method in WRITE_METHODS:
+                raise Forbidden(f"{where}: forbidden (403): {message or 'no permission'}; the token needs write "
+                                "access to this repository's pull requests and issues")
             raise Forbidden(f"{where}: forbidden (403): {message or 'no permission'}; check the token's access to this repository")
         if status == 401:
             raise Unauthorized(f"{where}: token rejected (401): {message or 'bad credentials'}")
@@ -507,7 +539,12 @@ class GitHubClient:
             raise NotFound(f"{where}: not found (404)")
         if status == 406 and _is_too_large(answer.body):
             raise TooLarge(f"{where}: too large for this media type (406): {message}")
+        if status == 422:
+            raise Unprocessable(f"{where}: GitHub refused the content (422): {_validation_summary(answer.body)}")
         if status >= 500:
+            if not repeatable:
+                raise ServerError(f"{where}: GitHub answered {status}; not sent again since it may have been "
+                                  "applied; check the pull request before re-running")
             if not self.retry.may_retry(failures, self.retry.max_retries, started):
                 raise ServerError(f"{where}: GitHub answered {status} after {_attempts(failures)}; try again later")
             return self.retry.backoff(failures)
@@ -564,6 +601,34 @@ def _causes(error):
         found.append(current)
         pending += [current.__cause__, current.__context__, getattr(current, "reason", None), *current.args[:1]]
     return found
+
+
+def _may_have_arrived(error):
+    """Whether the request may have reached GitHub: anything but a failure to connect at all."""
+    if isinstance(error, (requests.ConnectTimeout, requests.exceptions.SSLError)):
+        return False
+    causes = _causes(error)
+    return not any(isinstance(cause, (socket.gaierror, ConnectionRefusedError)) for cause in causes)
+
+
+def _validation_summary(body):
+    """GitHub's 422 body as one phrase: its message and each error's field and reason."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return "no message"
+    if not isinstance(data, dict):
+        return "no message"
+    parts = []
+    for error in data.get("errors") or []:
+        if isinstance(error, dict):
+            where = ".".join(str(error[key]) for key in ("resource", "field") if error.get(key))
+            reason = error.get("message") or error.get("code") or ""
+            parts.append(f"{where} {reason}".strip())
+        elif isinstance(error, str):
+            parts.append(error)
+    message = str(data.get("message") or "validation failed")
+    return _one_line(message + (": " + "; ".join(parts) if parts else ""))
 
 
 def _attempts(failures):
