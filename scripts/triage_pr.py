@@ -6,10 +6,12 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
   python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
+  python3 scripts/triage_pr.py PR_JSON --since OLD_SHA [--repo CLONE]  # re-review: focus on changes since OLD_SHA
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
 references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
-references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
+references/upstream/mori-structure.json) and, with --since, the git clone that
+fetch_pr_data.py --checkout recorded; never the network. Exit codes: 0 success;
 1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
 empty, or without a section the reading plan needs), or a scaffold that already exists;
 2 usage error.
@@ -34,6 +36,7 @@ from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
 from vllm_rocm_review.triage.reading_plan import expand
 from vllm_rocm_review.report.scaffold import render_scaffold
 from vllm_rocm_review.core.surface import SurfaceError
+from vllm_rocm_review.triage import incremental
 from vllm_rocm_review.triage.triage import triage
 from vllm_rocm_review.triage.config import TriageConfigError
 from vllm_rocm_review.triage.config import load_triage_config
@@ -47,14 +50,15 @@ def parse_args(argv):
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
         epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
-               "missing, empty or lacks a section the reading plan needs), or scaffold exists without --force; "
+               "missing, empty or lacks a section the reading plan needs), scaffold exists without --force, or "
+               "--since without a usable clone or with a head the clone does not hold; "
                "2 usage error.",
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
     parser.add_argument("--json", action="store_true",
                         help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
                              "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
-                             "reading_plan, checks)")
+                             "reading_plan, checks; with --since also since)")
     parser.add_argument("--expand", action="store_true",
                         help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
                              "and the checklist; with --json, add them as reading_plan.text")
@@ -63,12 +67,28 @@ def parse_args(argv):
                         help="write the report skeleton (exact header, five sections, TODO(agent) placeholders) to "
                              "REPORT_PATH and print its path; refuses to overwrite without --force")
     parser.add_argument("--force", action="store_true", help="with --scaffold, overwrite an existing report")
+    parser.add_argument("--since", metavar="OLD_SHA", type=commit_sha,
+                        help="re-review: the head the previous report reviewed (its marker's head=). Adds a "
+                             "'## Since <sha7>' digest section with the PR files and hunks changed since, limits "
+                             "the reading plan to the rules those changes bring, and adds a line on the previous "
+                             "review to the scaffold. Needs the clone of fetch_pr_data.py --checkout")
+    parser.add_argument("--repo", metavar="CLONE",
+                        help="with --since, the git clone holding both heads (default: meta.checkout.path)")
     args = parser.parse_args(argv)
+    if args.repo and not args.since:
+        parser.error("--repo only applies to --since")
     if args.scaffold and (args.json or args.expand or args.output):
         parser.error("--scaffold cannot be combined with --json, --expand or --output")
     if args.force and not args.scaffold:
         parser.error("--force only applies to --scaffold")
     return args
+
+
+def commit_sha(value):
+    """argparse type: 7 to 40 hex digits."""
+    if not incremental.SHA_PREFIX.fullmatch(value.strip()):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a commit SHA (7-40 hex digits); pass the marker's head=")
+    return value.strip().lower()
 
 
 def run(args):
@@ -82,6 +102,13 @@ def run(args):
     except CatalogError as exc:
         raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
     result = triage(document, config, catalog)
+    if args.since:
+        try:
+            since, diffs = incremental.changes_since(incremental.clone_for(document, args.repo), args.since, document)
+        except incremental.SinceError as exc:
+            raise InputError(exc) from None
+        result["since"] = since
+        result["reading_plan"] = incremental.focused_plan(config, catalog, document, result, diffs)
     missing = result["reading_plan"]["missing"]
     if missing:
         raise InputError(f"MISSING-RULE-TEXT: {CATALOG_NAME} has no section {', '.join(missing)}, which this PR's "

@@ -32,6 +32,7 @@ def render_scaffold(document, result):
         linked_issues=", ".join(f"#{issue['number']}" for issue in document.get("linked_issues") or []),
         questions=_questions(result),
         discussion=_discussion(document),
+        previous_review=previous_review_line(result["since"]) if "since" in result else None,
     )
 
 
@@ -72,3 +73,14 @@ def _discussion(document):
         return "the PR document has no comments or reviews; say so in one sentence."
     return (f"substantive points only from {counts['issue_comments']} comment(s), {counts['review_comments']} inline "
             f"comment(s) and {counts['reviews']} review(s); skip lgtm/thanks; note unresolved threads.")
+
+
+def previous_review_line(since):
+    """The scaffold's one Chinese line on what the previous review covered."""
+    files = since["files"]
+    changed = "、".join(f"`{entry['path']}`" for entry in files[:8]) + (f" 等 {len(files)} 个" if len(files) > 8 else "")
+    if not files:
+        return (f"- 上一次 review 针对 head `{since['reviewed_head'][:7]}`；此后 PR 自身的文件没有改动"
+                f"（仅基线变化），本次只需确认原结论仍然成立。")
+    return (f"- 上一次 review 针对 head `{since['reviewed_head'][:7]}`；此后改动的文件（{len(files)} 个）：{changed}，"
+            f"本次 review 重点检查这些改动。")

@@ -16,12 +16,38 @@ def render_digest(result):
     lines.append(f"{pr['files']} files, +{pr['additions']} -{pr['deletions']}, diff from {pr['diff_source'] or 'unknown'}"
                  + (f"; no patch for {len(pr['files_without_patch'])} file(s): read them in the checkout or sources"
                     if pr["files_without_patch"] else ""))
+    if "since" in result:
+        lines += _since(result["since"])
     lines += _relevance(result)
     lines += _rules(result)
     lines += _tiers(result)
     lines += _plan(result["reading_plan"])
     lines += _checks(result["checks"])
     return "\n".join(lines) + "\n"
+
+
+def _since(since):
+    """What changed since the reviewed head: the PR's files and their new-side hunks."""
+    lines = ["", f"## Since {since['reviewed_head'][:7]}",
+             f"previous review: head {since['reviewed_head'][:7]}; now {since['head'][:7]}"
+             + ("; the branch was rewritten (rebase or force-push)" if since["rebased"] else "")]
+    if not since["files"]:
+        lines.append("no PR file changed since: only the base moved; confirm the previous verdict still holds")
+    else:
+        lines.append(f"{len(since['files'])} PR file(s) changed since; review these hunks, the rest was reviewed:")
+    for entry in since["files"][:FILES_SHOWN * 2]:
+        moved = f" (renamed from {entry['old_path']})" if entry["status"] == "renamed" else ""
+        hunks = ", ".join(f"+{hunk['start']},{hunk['lines']}" + (f" {clip(hunk['section'], 40)}" if hunk["section"] else "")
+                          for hunk in entry["hunks"][:6])
+        more = f" … {len(entry['hunks']) - 6} more" if len(entry["hunks"]) > 6 else ""
+        lines.append(f"  {entry['path']}{moved} [{entry['status']}]: {hunks or 'no hunks (binary or mode change)'}{more}")
+    if len(since["files"]) > FILES_SHOWN * 2:
+        lines.append(f"  … {len(since['files']) - FILES_SHOWN * 2} more in --json")
+    if since["outside_pr"]:
+        lines.append(f"{len(since['outside_pr'])} other file(s) differ between the heads but are not the PR's "
+                     "changes (the base moved); not for review")
+    lines.append("the reading plan below covers only the rules these changes bring")
+    return lines
 
 
 def _relevance(result):
