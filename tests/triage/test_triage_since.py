@@ -110,7 +110,7 @@ def test_digest_has_a_since_section_naming_the_changed_hunks(pushes, tmp_path, c
     digest = capsys.readouterr().out
     section = digest.split(f"## Since {first[:7]}\n", 1)[1].split("\n## ", 1)[0]
     assert f"previous review: head {first[:7]}; now {second[:7]}" in section
-    assert f"  {AITER_OPS} [modified]: +" in section and ENVS not in section
+    assert f"  {AITER_OPS} [modified]: lines " in section and ENVS not in section
     assert digest.index("## Since") < digest.index("## Relevance")
 
 

@@ -37,8 +37,8 @@ def _since(since):
         lines.append(f"{len(since['files'])} PR file(s) changed since; review these hunks, the rest was reviewed:")
     for entry in since["files"][:FILES_SHOWN * 2]:
         moved = f" (renamed from {entry['old_path']})" if entry["status"] == "renamed" else ""
-        hunks = ", ".join(f"+{hunk['start']},{hunk['lines']}" + (f" {clip(hunk['section'], 40)}" if hunk["section"] else "")
-                          for hunk in entry["hunks"][:6])
+        hunks = ", ".join(f"lines {hunk['start']}-{hunk['start'] + max(hunk['lines'], 1) - 1}"
+                          + (f" ({clip(hunk['section'], 40)})" if hunk["section"] else "") for hunk in entry["hunks"][:6])
         more = f" … {len(entry['hunks']) - 6} more" if len(entry["hunks"]) > 6 else ""
         lines.append(f"  {entry['path']}{moved} [{entry['status']}]: {hunks or 'no hunks (binary or mode change)'}{more}")
     if len(since["files"]) > FILES_SHOWN * 2:
