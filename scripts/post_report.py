@@ -40,8 +40,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="post_report.py",
         description="Post a checked review report on its PR as one sticky comment (marker-tagged, edited in "
-                    "place on later runs). Dry run by default: it reads the PR's comments, prints the writes "
-                    "it would send as JSON on stdout, and sends nothing.",
+                    "place on later runs). Dry run by default: it reads the PR's comments (and, with --inline, "
+                    "its reviews), prints the writes it would send as JSON on stdout, and sends nothing.",
         epilog="Exit codes: 0 success or nothing to send; 1 report fails check_report.py, unreadable input, or "
                "GitHub refused/failed a request; 2 usage error.",
     )

@@ -220,3 +220,17 @@ def test_long_report_is_cut_at_a_line_with_a_note_and_keeps_the_marker():
     assert kept[-1] == "```"  # the open fence is closed
     short, cut = comment_body(GOOD, HEAD, "r.md")
     assert not cut and short.endswith(format_marker(HEAD))
+
+
+def test_a_report_over_the_limit_is_cut_not_rejected(replica, capsys, tmp_path):
+    PullThread(replica)
+    discussion = "\n".join(f"- 第 {index} 条讨论：维护者询问 decode 快路径在长上下文下的行为，作者给出了补充说明。" * 5
+                           for index in range(320))
+    long_report = GOOD.replace("## 5. 结论 (Verdict)", discussion + "\n\n## 5. 结论 (Verdict)")
+    assert len(long_report) > COMMENT_LIMIT
+    code, out, err = run(replica, capsys, *write_inputs(tmp_path, long_report))
+    assert code == 0, err
+    body = out["writes"][0]["body"]["body"]
+    assert len(body) <= COMMENT_LIMIT and body.endswith(format_marker(HEAD))
+    assert "comment is cut" in err and "> ✂️" in body
+    assert long_report.startswith(body.split("\n\n> ✂️")[0] + "\n")
