@@ -10,6 +10,7 @@ from github_replica import GitHubReplica
 from github_replica import Reply
 
 import post_report
+from vllm_rocm_review.automation.inline import citations
 from vllm_rocm_review.automation.marker import format_marker
 from vllm_rocm_review.automation.marker import reviewed_head
 from vllm_rocm_review.automation.posting import COMMENT_LIMIT
@@ -234,3 +235,9 @@ def test_a_report_over_the_limit_is_cut_not_rejected(replica, capsys, tmp_path):
     assert len(body) <= COMMENT_LIMIT and body.endswith(format_marker(HEAD))
     assert "comment is cut" in err and "> ✂️" in body
     assert long_report.startswith(body.split("\n\n> ✂️")[0] + "\n")
+
+
+def test_citations_skip_other_repositories_and_urls():
+    text = (f"见 `{ATTN}:233-240`、ROCm/aiter@v0.1.19:aiter/ops/quant.py:12 和 "
+            "https://github.com/ROCm/aiter/blob/v0.1.19/aiter/ops/quant.py#L12，以及 ./vllm/envs.py:151")
+    assert citations(text) == [(ATTN, 233), ("vllm/envs.py", 151)]
