@@ -45,7 +45,8 @@ class PullThread:
         self._publish()
 
     def _comment(self, comment_id, login, body):
-        return {"id": comment_id, "user": {"login": login, "type": "User"}, "body": body,
+        kind = "Bot" if login == "rocm-review-bot" else "User"
+        return {"id": comment_id, "user": {"login": login, "type": kind}, "author_association": "NONE", "body": body,
                 "html_url": f"https://github.com/{REPO}/pull/{NUMBER}#issuecomment-{comment_id}"}
 
     def _publish(self):
@@ -66,6 +67,7 @@ class PullThread:
 
     def _review(self, request, match):
         review = {"id": 900 + len(self.reviews), **json.loads(request.data), "state": "COMMENTED",
+                  "user": {"login": "rocm-review-bot", "type": "Bot"}, "author_association": "NONE",
                   "html_url": f"https://github.com/{REPO}/pull/{NUMBER}#pullrequestreview-{900 + len(self.reviews)}"}
         self.reviews.append(review)
         self._publish()
@@ -109,6 +111,16 @@ def test_marker_is_found_among_130_comments_and_edited_in_place(replica, capsys,
     assert writes_seen(replica) == [("PATCH", f"/repos/{REPO}/issues/comments/115")]
     assert len(thread.marked()) == 1 and reviewed_head(thread.comments[114]["body"]) == HEAD
     assert out["urls"] == [thread.comments[114]["html_url"]]
+
+
+def test_a_marker_pasted_by_another_user_is_never_edited(replica, capsys, tmp_path):
+    chatter = [("rocm-review-bot", f"old report\n\n{format_marker('1' * 40)}"),
+               ("someone", f"look: {format_marker('2' * 40)}")]
+    thread = PullThread(replica, chatter)
+    code, out, err = run(replica, capsys, *write_inputs(tmp_path), "--post")
+    assert code == 0, err
+    assert writes_seen(replica) == [("PATCH", f"/repos/{REPO}/issues/comments/1")]
+    assert reviewed_head(thread.comments[1]["body"]) == "2" * 40
 
 
 def test_first_run_creates_the_comment_and_the_next_ones_edit_it(replica, capsys, tmp_path):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..core.diff_parse import diff_from_document
 from ..report.report_check import parse_report
 from .marker import format_marker
+from .marker import is_trusted_author
 from .marker import reviewed_head
 from .posting import Write
 
@@ -61,8 +62,8 @@ def place_findings(report_text, document):
 
 
 def already_reviewed(reviews, head_sha):
-    """Whether one of the PR's reviews carries the marker for ``head_sha``."""
-    return any(reviewed_head(review.get("body")) == head_sha for review in reviews)
+    """Whether one of the PR's trusted reviews carries the marker for ``head_sha``."""
+    return any(is_trusted_author(review) and reviewed_head(review.get("body")) == head_sha for review in reviews)
 
 
 def list_reviews(client, repo, number):

@@ -22,11 +22,21 @@ def reviewed_head(body):
     return match.group(1) if match else None
 
 
+# Anyone can paste the marker into a comment; only a bot (the workflow's token) or someone with
+# write access can have posted the real report, so only their comments are edited or trusted.
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def is_trusted_author(comment):
+    user = comment.get("user") or {}
+    return user.get("type") == "Bot" or comment.get("author_association") in TRUSTED_ASSOCIATIONS
+
+
 def find_report_comment(comments):
-    """The newest issue comment carrying the marker, or None; ``comments`` as the REST API lists them."""
+    """The newest trusted issue comment carrying the marker, or None; ``comments`` as the REST API lists them."""
     found = None
     for comment in comments:
-        if reviewed_head(comment.get("body")) is not None:
+        if is_trusted_author(comment) and reviewed_head(comment.get("body")) is not None:
             if found is None or comment.get("id", 0) > found.get("id", 0):
                 found = comment
     return found
