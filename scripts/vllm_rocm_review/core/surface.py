@@ -460,7 +460,7 @@ def _validate_upstream_pins(pins):
         problems.extend(_path_problems(where, "package_dir", library["package_dir"]))
         if ("wrappers" in library) != ("wrapper_class" in library):
             problems.append(f"{where}: wrappers and wrapper_class go together")
-        if "wrappers" in library:
+        elif "wrappers" in library:
             problems.extend(_path_problems(where, "wrappers", library["wrappers"]))
             if not isinstance(library["wrapper_class"], str) or not IDENTIFIER.match(library["wrapper_class"]):
                 problems.append(f"{where}.wrapper_class must be an identifier")
