@@ -88,6 +88,20 @@ def build_pinned_upstream(*, read_base, read_head, added_lines, client, cache_di
     }
 
 
+def fetch_upstream_file(*, client, repo, ref, path, cache_dir, save_root):
+    """Save ``repo@ref:path`` under ``save_root`` and return the saved path, or None if absent.
+
+    A path inside a git submodule (AITER's ``3rdparty/composable_kernel``) is fetched from the
+    repository ``.gitmodules`` names, at the commit the superproject's tree records, and saved
+    under that repository and commit. Raises ``GitHubError`` (``NotFound`` for an unknown ref).
+    """
+    try:
+        fetched = _Fetcher(client, Path(cache_dir), Path(save_root)).read(repo, ref, path)
+    except _RefMissing:
+        raise NotFound(f"{repo} has no ref {ref}") from None
+    return fetched.saved if fetched else None
+
+
 def render_pinned_upstream(section):
     """Compact digest lines: the pins, then one block per symbol, then the cost."""
     lines = []
