@@ -154,6 +154,8 @@ def replica(httpserver):
         "python/mori/__init__.py": "from . import shmem\n",
         "python/mori/shmem/__init__.py": "from .api import *\n",
         "python/mori/shmem/api.py": "def shmem_torch_process_group_init(group_name: str) -> int:\n    return 0\n",
+        "python/mori/io/__init__.py": "from .engine import MemoryDesc\n",
+        "python/mori/io/engine.py": "class MemoryDesc:\n    @staticmethod\n    def unpack(data: bytes):\n        assert data, 'empty'\n",
     })
     return replica
 
@@ -164,13 +166,13 @@ def sources(base_pins, head_pins):
     return base.get, head.get
 
 
-def build(replica, tmp_path, offline=False, pins=(("v0.1.18", "v9.9.9"), ("v0.1.19", "v9.9.9"))):
+def build(replica, tmp_path, offline=False, pins=(("v0.1.18", "v9.9.9"), ("v0.1.19", "v9.9.9")), added=ADDED):
     client = None if offline else GitHubClient(api_url=replica.api_url, cache_dir=tmp_path / "http")
     read_base, read_head = sources(*pins)
     return build_pinned_upstream(
         read_base=read_base,
         read_head=read_head,
-        added_lines=ADDED,
+        added_lines=added,
         client=client,
         cache_dir=tmp_path / "upstream",
         save_root=tmp_path / "outputs" / "pr-1-upstream",
@@ -260,6 +262,17 @@ def test_a_mori_symbol_is_found_through_its_package_dir(replica, env, tmp_path):
     mori = by_symbol(build(replica, tmp_path, pins=PINNED))["mori.shmem.shmem_torch_process_group_init"]
     assert (mori["status"], mori["path"], mori["line"]) == ("found", "python/mori/shmem/api.py", 1)
     assert mori["signature"] == "def shmem_torch_process_group_init(group_name: str) -> int"
+
+
+def test_a_method_call_on_an_imported_class_reads_the_class(replica, env, tmp_path):
+    added = [{"path": "vllm/kv.py", "line": 1, "text": "from mori.io import MemoryDesc"},
+             {"path": "vllm/kv.py", "line": 2, "text": "desc = MemoryDesc.unpack(blob)"}]
+    symbols = by_symbol(build(replica, tmp_path, pins=PINNED, added=added))
+    assert symbols["mori.io.MemoryDesc"]["called_at"] == "vllm/kv.py:1"
+    method = symbols["mori.io.MemoryDesc.unpack"]
+    assert (method["status"], method["path"], method["line"]) == ("found", "python/mori/io/engine.py", 1)
+    assert method["signature"] == "class MemoryDesc()"
+    assert method["asserts"] == ["L4 assert data, 'empty'"]
 
 
 def test_a_second_run_costs_no_rate_limit_units(replica, env, tmp_path):

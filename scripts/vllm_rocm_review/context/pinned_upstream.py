@@ -221,6 +221,10 @@ def _uses_in_file(path, added, head_text, roots, wrappers):
             if method:
                 for module, name in wrappers.targets(method):
                     found.append((node.lineno, module, name, f"{wrappers.class_of(method)}.{method}"))
+        elif isinstance(node, ast.Attribute) and node.lineno in added and isinstance(node.value, ast.Name):
+            module = aliases.get(node.value.id, "")
+            if "." in module:  # `import aiter.ops.x as m` then `m.CONFIG`: a name of that module
+                found.append((node.lineno, module, node.attr, None))
     return found
 
 
@@ -539,6 +543,9 @@ def _locate(fetcher, library, ref, module, name):
     Starts at the module's own file and follows the re-exports it makes (``from .x import name``
     and ``from .x import *``, the way ``aiter/__init__.py`` exposes its ops), best-named first.
     """
+    tree = fetcher.tree(library["repo"], ref)
+    while "." in module and not any(path in tree for path in _module_files(library, module)):
+        module, name = module.rsplit(".", 1)  # `Class.member(...)`: the class is the definition to read
     queue = [(path, name) for path in _module_files(library, module)]
     visited = set()
     while queue and len(visited) < MAX_FILES_PER_SYMBOL:
