@@ -1,16 +1,20 @@
 """Pinned AITER/mori code against a replica of GitHub's trees and contents APIs (no network)."""
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from github_env import isolate_github_env
 from github_replica import GitHubReplica
 from replica_git_contents import RefRepos
+from vllm_cases import load_case
 
 from vllm_rocm_review.context.pinned_upstream import build_pinned_upstream
 from vllm_rocm_review.context.pinned_upstream import fetch_upstream_file
 from vllm_rocm_review.context.pinned_upstream import render_pinned_upstream
+from vllm_rocm_review.core.diff_parse import parse_diff
 from vllm_rocm_review.github.client import GitHubClient
 from vllm_rocm_review.github.client import NotFound
 
@@ -308,3 +312,50 @@ def test_digest_lines(replica, env, tmp_path):
     assert f"- aiter.ops.quant.brand_new_quant <- {LAYER_PATH}:9: ABSENT-AT-PIN at ROCm/aiter@v0.1.19" in lines
     assert lines[-1].startswith("upstream cost: ")
     assert json.loads(json.dumps(lines)) == lines
+
+
+# --- real vLLM PRs, read from a full clone -----------------------------------------------------
+
+
+def clone_reader(commit):
+    """``path -> text | None`` at ``commit`` of $VLLM_ROCM_REVIEW_TEST_CLONE, or skip."""
+    clone = os.environ.get("VLLM_ROCM_REVIEW_TEST_CLONE")
+    if not clone:
+        pytest.skip("VLLM_ROCM_REVIEW_TEST_CLONE is unset: this test reads a full vLLM clone")
+    git = ["git", "-C", clone]  # a work-tree clone or a bare mirror
+    if subprocess.run([*git, "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True).returncode:
+        pytest.skip(f"the clone lacks commit {commit[:12]}")
+
+    def read(path):
+        done = subprocess.run([*git, "show", f"{commit}:{path}"], capture_output=True, text=True)
+        return done.stdout if done.returncode == 0 else None
+
+    return read
+
+
+def offline_case(number):
+    case, diff, _ = load_case(number)
+    added = [{"path": f.path, "line": line, "text": text} for f in parse_diff(diff) for line, text in f.added]
+    section = build_pinned_upstream(
+        read_base=clone_reader(case["sha"] + "^"), read_head=clone_reader(case["sha"]), added_lines=added,
+        client=None, cache_dir=Path("unused"), save_root=Path(f"outputs/pr-{number}-upstream"), offline=True,
+    )
+    return section, {(entry["path"], entry["line"]) for entry in added}
+
+
+def test_real_case_33773_resolves_its_wrappers_at_the_pin():
+    section, added = offline_case(33773)
+    assert section["pins"]["aiter"] == {"repo": "ROCm/aiter", "base": "v0.1.10.post3", "head": "v0.1.10.post3", "bumped": False}
+    symbols = by_symbol(section)
+    assert symbols["aiter.gemm_a8w8_CK"]["via"] == "rocm_aiter_ops.w8a8_gemm"
+    assert symbols["aiter.gemm_a8w8_CK"]["called_at"] == "vllm/model_executor/kernels/linear/scaled_mm/aiter.py:125"
+    assert symbols["aiter.ops.shuffle.shuffle_weight"]["via"] == "rocm_aiter_ops.shuffle_weight"
+    assert "aiter.gemm_a8w8_bpreshuffle" in symbols
+    for symbol in section["symbols"]:
+        path, _, line = symbol["called_at"].rpartition(":")
+        assert (path, int(line)) in added
+
+
+def test_real_case_46904_shows_its_aiter_bump():
+    section, _ = offline_case(46904)
+    assert section["pins"]["aiter"] == {"repo": "ROCm/aiter", "base": "v0.1.16.post2", "head": "v0.1.16.post3", "bumped": True}

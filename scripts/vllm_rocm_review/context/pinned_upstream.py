@@ -292,6 +292,7 @@ class _Wrappers:
 
     def __init__(self, libraries, read_head):
         self.methods, self.functions, self.ops = {}, {}, {}
+        self.module_aliases, self.module_names = {}, {}
         self.roots = {library["module"]: library for library in libraries}
         self._class_of = {}
         self.class_names = set()
@@ -302,9 +303,10 @@ class _Wrappers:
             if tree is None:
                 continue
             self.class_names.add(library["wrapper_class"])
-            self.module_aliases, self.module_names = _import_maps(ast.Module(body=[
-                node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-            ], type_ignores=[]), self.roots)
+            imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+            aliases, names = _import_maps(ast.Module(body=imports, type_ignores=[]), self.roots)
+            self.module_aliases.update(aliases)
+            self.module_names.update(names)
             for node in tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self.functions[node.name] = node
