@@ -295,6 +295,18 @@ def test_a_missing_ref_costs_one_unit_per_run(replica, env, tmp_path):
     assert build(replica, tmp_path)["units"] == 1  # a 404 is not conditional; the tag may appear later
 
 
+def test_a_failing_github_stops_the_lookups_and_says_why(replica, env, tmp_path):
+    replica.fail("GET", r"/repos/ROCm/aiter/contents/.*", 502, times=None)
+    client = GitHubClient(api_url=replica.api_url, cache_dir=tmp_path / "http", sleep=lambda seconds: None)
+    read_base, read_head = sources(*PINNED)
+    section = build_pinned_upstream(read_base=read_base, read_head=read_head, added_lines=ADDED, client=client,
+                                    cache_dir=tmp_path / "upstream", save_root=tmp_path / "out", offline=False)
+    assert {symbol["status"] for symbol in section["symbols"]} == {"error"}
+    assert "stopped early: GET /repos/ROCm/aiter/contents/aiter/ops/quant.py: GitHub answered 502" in section["note"]
+    assert not replica.seen(r"/repos/ROCm/mori/.*")  # nothing more is asked once GitHub fails
+    assert not (tmp_path / "out").exists()
+
+
 def test_offline_sends_nothing_and_says_so(replica, env, tmp_path):
     section = build(replica, tmp_path, offline=True)
     assert replica.log == []

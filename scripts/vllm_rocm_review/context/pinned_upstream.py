@@ -17,6 +17,7 @@ so a repeated run costs no rate-limit units.
 
 import ast
 import configparser
+import functools
 import hashlib
 import json
 import re
@@ -58,7 +59,7 @@ class _Fetched:
 
 def build_pinned_upstream(*, read_base, read_head, added_lines, client, cache_dir, save_root, offline):
     """The pinned-upstream section of the context pack (see the module docstring)."""
-    config = load_surface()["upstream_pins"]
+    config = _pin_config()
     libraries = config["libraries"]
     pins, pin_lines = _read_pins(config["dockerfile"], libraries, read_base, read_head)
     uses = _find_uses(added_lines, read_head, libraries)
@@ -88,6 +89,12 @@ def build_pinned_upstream(*, read_base, read_head, added_lines, client, cache_di
     }
 
 
+@functools.cache
+def _pin_config():
+    """``upstream_pins`` of the surface file, read once per process (it is curated, not live)."""
+    return load_surface()["upstream_pins"]
+
+
 def fetch_upstream_file(*, client, repo, ref, path, cache_dir, save_root):
     """Save ``repo@ref:path`` under ``save_root`` and return the saved path, or None if absent.
 
@@ -115,7 +122,8 @@ def render_pinned_upstream(section):
         via = f" via {symbol['via']}" if symbol["via"] else ""
         head = f"- {symbol['symbol']} <- {symbol['called_at']}{via}"
         if symbol["status"] != "found":
-            lines.append(f"{head}: {symbol['status'].upper()} at {symbol['repo']}@{symbol['ref']}")
+            where = f"{symbol['repo']}@{symbol['ref']}" if symbol["ref"] else f"{symbol['repo']} (no pin found)"
+            lines.append(f"{head}: {symbol['status'].upper()} at {where}")
             continue
         lines.append(head)
         lines.append(f"  {symbol['repo']}@{symbol['ref']}:{symbol['path']}:{symbol['line']}  {symbol['signature']}")
