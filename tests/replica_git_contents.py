@@ -20,12 +20,8 @@ import hashlib
 import posixpath
 
 from github_replica import Reply
-
-RAW_MEDIA_TYPE = "application/vnd.github.raw"
-
-
-def git_blob_sha(data):
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+from replica_contents import RAW_MEDIA_TYPE
+from replica_contents import git_blob_sha
 
 
 class RefRepos:

@@ -18,7 +18,6 @@ so a repeated run costs no rate-limit units.
 import ast
 import configparser
 import functools
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from ..github.client import RAW_MEDIA_TYPE
 from ..github.client import GitHubError
 from ..github.client import NotFound
 from ..github.git_trees import fetch_full_tree
+from ..upstream.sources import git_blob_sha
 
 # Bounds that keep a first run of a large PR to a few dozen requests.
 MAX_SYMBOLS = 40
@@ -465,7 +465,7 @@ class _Fetcher:
         except OSError:
             pass
         data = self.client.get_bytes(f"/repos/{repo}/contents/{path}", params={"ref": ref}, accept=RAW_MEDIA_TYPE)
-        if _git_blob_sha(data) == sha:
+        if git_blob_sha(data) == sha:
             _store(stored, data)
         return data
 
@@ -475,10 +475,6 @@ def _store(path, data):
         write_atomic(path, data)
     except OSError:
         pass  # an unwritable cache only costs requests next time
-
-
-def _git_blob_sha(data):
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 # --- one symbol ---------------------------------------------------------------------------------
