@@ -159,6 +159,7 @@ def replica(httpserver):
         "python/mori/shmem/__init__.py": "from .api import *\n",
         "python/mori/shmem/api.py": "def shmem_torch_process_group_init(group_name: str) -> int:\n    return 0\n",
         "python/mori/io/__init__.py": "from .engine import MemoryDesc\n",
+        "python/mori/cpp/__init__.py": "from libmori_pybinds import *\n",
         "python/mori/io/engine.py": "class MemoryDesc:\n    @staticmethod\n    def unpack(data: bytes):\n        assert data, 'empty'\n",
     })
     return replica
@@ -277,6 +278,17 @@ def test_a_method_call_on_an_imported_class_reads_the_class(replica, env, tmp_pa
     assert (method["status"], method["path"], method["line"]) == ("found", "python/mori/io/engine.py", 1)
     assert method["signature"] == "class MemoryDesc()"
     assert method["asserts"] == ["L4 assert data, 'empty'"]
+
+
+def test_a_name_from_a_compiled_extension_is_not_called_absent(replica, env, tmp_path):
+    added = [{"path": "vllm/kv.py", "line": 1, "text": "import mori"},
+             {"path": "vllm/kv.py", "line": 2, "text": "ok = mori.cpp.TransferStatus().Succeeded()"}]
+    section = build(replica, tmp_path, pins=PINNED, added=added)
+    status = by_symbol(section)["mori.cpp.TransferStatus"]
+    assert (status["status"], status["path"], status["line"]) == ("error", "python/mori/cpp/__init__.py", 1)
+    assert section["flags"] == []
+    assert "1 symbol(s) lead outside the Python sources" in section["note"]
+    assert "- mori.cpp.TransferStatus <- vllm/kv.py:2: ERROR at ROCm/mori@v1.1.0 (imported from outside the Python sources at python/mori/cpp/__init__.py:1)" in render_pinned_upstream(section)
 
 
 def test_a_second_run_costs_no_rate_limit_units(replica, env, tmp_path):

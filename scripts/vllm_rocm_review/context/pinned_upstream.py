@@ -75,6 +75,9 @@ def build_pinned_upstream(*, read_base, read_head, added_lines, client, cache_di
         fetcher = _Fetcher(client, Path(cache_dir), Path(save_root))
         symbols = [_resolve(use, pins, fetcher, config["dockerfile"], pin_lines, flags) for use in uses]
         note = f"definitions fetched at the pinned refs; files saved under {save_root}"
+        if fetcher.unresolved:
+            note += (f"; {fetcher.unresolved} symbol(s) lead outside the Python sources (a compiled extension,"
+                     " another package, or past the file budget): status error, path = the importing file")
         if fetcher.stopped:
             note += f"; stopped early: {fetcher.stopped}"
     if capped:
@@ -123,6 +126,8 @@ def render_pinned_upstream(section):
         head = f"- {symbol['symbol']} <- {symbol['called_at']}{via}"
         if symbol["status"] != "found":
             where = f"{symbol['repo']}@{symbol['ref']}" if symbol["ref"] else f"{symbol['repo']} (no pin found)"
+            if symbol["path"]:
+                where += f" (imported from outside the Python sources at {symbol['path']}:{symbol['line']})"
             lines.append(f"{head}: {symbol['status'].upper()} at {where}")
             continue
         lines.append(head)
@@ -324,7 +329,7 @@ class _Wrappers:
                             self.methods[item.name] = item
                             self._class_of[item.name] = node.name
             for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and _attribute_chain(node.func) in (["direct_register_custom_op"], None):
+                if isinstance(node, ast.Call) and _attribute_chain(node.func) == ["direct_register_custom_op"]:
                     keywords = {keyword.arg: keyword.value for keyword in node.keywords}
                     op, func = keywords.get("op_name"), keywords.get("op_func")
                     if isinstance(op, ast.Constant) and isinstance(func, ast.Name):
@@ -379,6 +384,7 @@ class _Fetcher:
         self.save_root = save_root
         self.trees = {}
         self.stopped = None
+        self.unresolved = 0
 
     def tree(self, repo, ref):
         """``{path: entry}`` of the whole tree at ``ref``; raises _RefMissing on a 404."""
@@ -519,6 +525,12 @@ def _resolve(use, pins, fetcher, dockerfile, pin_lines, flags):
     except GitHubError as error:
         fetcher.stopped = str(error)
         return _symbol_entry(use, pins, "error")
+    if isinstance(found, _Outside):
+        fetcher.unresolved += 1
+        if found.fetched is None:
+            return _symbol_entry(use, pins, "error")
+        return _symbol_entry(use, pins, "error", repo=found.fetched.repo, ref=found.fetched.ref,
+                             path=found.fetched.path, line=found.line, saved=found.fetched.saved)
     if found is None:
         flags.append({
             "code": "UPSTREAM-SYMBOL-ABSENT",
@@ -544,7 +556,8 @@ def _resolve(use, pins, fetcher, dockerfile, pin_lines, flags):
 
 
 def _locate(fetcher, library, ref, module, name):
-    """``(fetched file, definition node, module tree)`` of ``module.name`` at ``ref``, or None.
+    """Where ``module.name`` is defined at ``ref``: ``(fetched file, node, module tree)``, an
+    ``_Outside`` when the trail leaves the library's Python sources, or None when it is absent.
 
     Starts at the module's own file and follows the re-exports it makes (``from .x import name``
     and ``from .x import *``, the way ``aiter/__init__.py`` exposes its ops), best-named first.
@@ -554,36 +567,50 @@ def _locate(fetcher, library, ref, module, name):
         module, name = module.rsplit(".", 1)  # `Class.member(...)`: the class is the definition to read
     queue = [(path, name) for path in _module_files(library, module)]
     visited = set()
+    outside = None
     while queue and len(visited) < MAX_FILES_PER_SYMBOL:
         path, wanted = queue.pop(0)
         if (path, wanted) in visited:
             continue
         visited.add((path, wanted))
         fetched = fetcher.read(library["repo"], ref, path)
-        if fetched is None:
+        parsed = _parse(fetched.text) if fetched else None
+        if parsed is None:
             continue
-        tree = _parse(fetched.text)
-        if tree is None:
-            continue
-        node = _definition(tree, wanted)
+        node = _definition(parsed, wanted)
         if node is not None:
-            return fetched, node, tree
+            return fetched, node, parsed
         package = _package_of(library, path)
         explicit, starred = [], []
-        for statement in _top_level(tree.body):
+        for statement in _top_level(parsed.body):
             if not isinstance(statement, ast.ImportFrom):
                 continue
-            source = _absolute_module(package, statement)
-            if source is None or not _library_module(source, {library["module"]: library}):
+            relevant = [alias for alias in statement.names if alias.name == "*" or (alias.asname or alias.name) == wanted]
+            if not relevant:
                 continue
-            for alias in statement.names:
+            source = _absolute_module(package, statement)
+            files = [candidate for candidate in _module_files(library, source or "") if candidate in tree]
+            if source is None or not _library_module(source, {library["module"]: library}) or not files:
+                outside = outside or _Outside(fetched, statement.lineno)  # a compiled extension or another package
+                continue
+            for alias in relevant:
                 if alias.name == "*":
-                    starred.extend((candidate, wanted) for candidate in _module_files(library, source))
-                elif (alias.asname or alias.name) == wanted:
-                    explicit.extend((candidate, alias.name) for candidate in _module_files(library, source))
+                    starred.extend((candidate, wanted) for candidate in files)
+                else:
+                    explicit.extend((candidate, alias.name) for candidate in files)
         starred.sort(key=lambda item: -_shared_words(item[0], wanted))
         queue = explicit + queue + starred
-    return None
+    if queue and outside is None:
+        outside = _Outside(None, None)  # the file budget ran out before the trail ended
+    return outside
+
+
+@dataclass
+class _Outside:
+    """The definition lies beyond the Python sources: ``fetched`` file and ``line`` import it."""
+
+    fetched: _Fetched
+    line: int
 
 
 def _module_files(library, module):
