@@ -33,7 +33,7 @@ timeout=DEFAULT_TIMEOUT, progress=None)``
     ``.graphql_requests`` (GraphQL has its own budget), ``.cache_hits`` (304 answers served from
     the cache), ``.rate_limit`` (``{"remaining": int|None, "reset": int|None}`` of the core limit
     from the last x-ratelimit-* headers).
-    ``.remember(key)`` / ``.recalls(key)``: a note kept in the cache directory (nothing without
+    ``.remember(note)`` / ``.recalls(note)``: a note kept in the cache directory (nothing without
     a cache), for answers worth not asking again, such as a 406 on an unchanged PR's diff.
     ``path`` is an API path ("/repos/o/r/pulls/1", percent-encoded here) or a full URL on the
     same host (as in Link headers).
@@ -293,7 +293,6 @@ class _ResponseCache:
             write_atomic(self._path(key), json.dumps(entry), private=True)
         except OSError:
             pass  # An unwritable cache only costs rate-limit units next time.
-
 
     def _note_path(self, note):
         return self.directory / "notes" / f"{hashlib.sha256(note.encode('utf-8')).hexdigest()}.json"

@@ -1,8 +1,8 @@
 """Assemble the slim PR document (see pr_schema.py) from GitHub through a GitHubClient.
 
 Request plan for a PR with F files, C conversation comments, R review comments, V reviews:
-the PR, its diff (skipped above GitHub's 300-file diff limit, and while an unchanged PR's diff
-was refused with 406 before), ⌈F/100⌉ + ⌈C/100⌉ + ⌈R/100⌉ +
+the PR, its diff (skipped above GitHub's 300-file diff limit, and while the PR and its files are
+unchanged since GitHub refused the diff with 406 for this head), ⌈F/100⌉ + ⌈C/100⌉ + ⌈R/100⌉ +
 ⌈V/100⌉ list pages (at least one each), up to 5 linked issues, one GraphQL query for thread
 states when a token is present and there are review comments, and with CI the check-run and
 status pages of the head commit. Nothing else is requested.
