@@ -5,6 +5,8 @@
     GET /repos/{o}/{r}/git/trees/{ref}?recursive=1   every blob, folder and submodule entry at
                                                      the ref (``type`` blob/tree/commit, real
                                                      git blob SHAs); 404 for an unknown ref
+    GET /repos/{o}/{r}/commits/{sha}                 a commit by full or abbreviated SHA: its full
+                                                     ``sha``; 422 when no commit matches
     GET /repos/{o}/{r}/contents/{path}?ref={ref}     the file's bytes with the raw media type,
                                                      else GitHub's JSON with base64 content; 404
                                                      "No commit found for the ref" for an unknown
@@ -31,6 +33,7 @@ class RefRepos:
         base = r"/repos/(?P<repo>[^/]+/[^/]+)"
         replica.route("GET", base + r"/git/trees/(?P<ref>[^/]+)", self._tree)
         replica.route("GET", base + r"/contents/(?P<path>.+)", self._contents)
+        replica.route("GET", base + r"/commits/(?P<ref>[^/]+)", self._commit)
 
     def put(self, full_name, ref, files, submodules=None):
         entries = {}
@@ -59,6 +62,15 @@ class RefRepos:
         root = hashlib.sha1(repr(listed).encode()).hexdigest()
         return {"sha": root, "url": self.replica.url_for(f"/repos/{match.group('repo')}/git/trees/{root}"),
                 "tree": listed, "truncated": False}
+
+    def _commit(self, request, match):
+        """A commit by full or abbreviated SHA (GitHub accepts 7+ hex digits), or by ref name."""
+        repo, ref = match.group("repo"), match.group("ref")
+        known = [name for (owner, name) in self.refs if owner == repo and (name == ref or len(name) == 40 and name.startswith(ref))]
+        if len(known) != 1:
+            return Reply({"message": f"No commit found for SHA: {ref}", "status": "422"}, 422)
+        return {"sha": known[0] if len(known[0]) == 40 else hashlib.sha1(known[0].encode()).hexdigest(),
+                "commit": {"message": "replica commit"}}
 
     def _contents(self, request, match):
         entries = self.refs.get((match.group("repo"), request.args.get("ref")))

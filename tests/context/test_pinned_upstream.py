@@ -291,6 +291,24 @@ def test_a_name_from_a_compiled_extension_is_not_called_absent(replica, env, tmp
     assert "- mori.cpp.TransferStatus <- vllm/kv.py:2: ERROR at ROCm/mori@v1.1.0 (imported from outside the Python sources at python/mori/cpp/__init__.py:1)" in render_pinned_upstream(section)
 
 
+MORI_COMMIT = "2d02c6a9" + "e" * 32
+
+
+def test_an_abbreviated_commit_pin_is_read_at_its_full_sha(replica, env, tmp_path):
+    RefRepos(replica).put("ROCm/mori", MORI_COMMIT, {"python/mori/shmem.py": "def shmem_torch_process_group_init(name):\n    pass\n"})
+    pins = (("v0.1.19", "2d02c6a9"), ("v0.1.19", "2d02c6a9"))
+    first = build(replica, tmp_path, pins=pins)
+    mori = by_symbol(first)["mori.shmem.shmem_torch_process_group_init"]
+    assert (mori["status"], mori["ref"], mori["path"]) == ("found", "2d02c6a9", "python/mori/shmem.py")
+    assert mori["saved"].endswith("ROCm/mori@2d02c6a9/python/mori/shmem.py")
+    assert replica.seen(f"/repos/ROCm/mori/git/trees/{MORI_COMMIT}")
+    assert replica.seen(f"/repos/ROCm/mori/contents/python/mori/shmem.py")[0].query == f"ref={MORI_COMMIT}"
+    logged = len(replica.log)
+    build(replica, tmp_path, pins=pins)
+    # the abbreviation, the tree and the file are all kept by commit SHA: no mori request at all
+    assert not [seen for seen in replica.log[logged:] if seen.path.startswith("/repos/ROCm/mori")]
+
+
 def test_a_second_run_costs_no_rate_limit_units(replica, env, tmp_path):
     first = build(replica, tmp_path, pins=PINNED)
     logged = len(replica.log)

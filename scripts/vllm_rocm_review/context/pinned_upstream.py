@@ -40,6 +40,7 @@ MAX_CHECKS = 12
 MAX_CONSTANTS = 10
 MAX_LINE_CHARS = 200
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
+SHORT_SHA = re.compile(r"^[0-9a-f]{7,39}$")
 TRIVIAL_NUMBERS = {0, 1, -1}
 GITHUB_URL = re.compile(r"github\.com[:/](?P<repo>[^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 
@@ -383,6 +384,7 @@ class _Fetcher:
         self.cache_dir = cache_dir
         self.save_root = save_root
         self.trees = {}
+        self.commits = {}
         self.stopped = None
         self.unresolved = 0
 
@@ -395,7 +397,35 @@ class _Fetcher:
             raise _RefMissing(ref)
         return self.trees[key]
 
+    def commit_of(self, repo, ref):
+        """The full commit SHA for an abbreviated one (the trees and contents APIs want it whole).
+
+        Kept in the cache: the commit an abbreviation named once stays that commit.
+        """
+        if not SHORT_SHA.match(ref):
+            return ref
+        stored = self.cache_dir / "commits" / repo / ref
+        if (repo, ref) not in self.commits:
+            try:
+                self.commits[(repo, ref)] = stored.read_text(encoding="ascii").strip()
+            except OSError:
+                self.commits[(repo, ref)] = self._full_sha(repo, ref)
+                if self.commits[(repo, ref)] != ref:
+                    _store(stored, self.commits[(repo, ref)].encode("ascii"))
+        return self.commits[(repo, ref)]
+
+    def _full_sha(self, repo, ref):
+        try:
+            data = self.client.get_json(f"/repos/{repo}/commits/{ref}")
+        except GitHubError as error:
+            if error.status not in (404, 422):  # GitHub answers 422 "No commit found for SHA"
+                raise
+            return ref  # no such commit: the tree request decides, and a 404 there is the finding
+        full = data.get("sha") if isinstance(data, dict) else None
+        return full if isinstance(full, str) and COMMIT_SHA.match(full) else ref
+
     def _load_tree(self, repo, ref):
+        ref = self.commit_of(repo, ref)
         stored = self.cache_dir / "trees" / repo / f"{ref}.json"
         if COMMIT_SHA.match(ref):
             try:
@@ -424,7 +454,7 @@ class _Fetcher:
             return self._read_in_submodule(repo, ref, path, tree)
         if entry["type"] != "blob":
             return None
-        data = self._blob(repo, ref, path, entry["sha"])
+        data = self._blob(repo, self.commit_of(repo, ref), path, entry["sha"])
         saved = self.save_root.joinpath(*repo.split("/")[:-1], f"{repo.split('/')[-1]}@{ref.replace('/', '_')}", path)
         write_atomic(saved, data)
         return _Fetched(repo, ref, path, data.decode("utf-8", errors="replace"), str(saved))
