@@ -8,11 +8,19 @@ wrappers of ``vllm/_aiter_ops.py``), and fetches each definition from the pinned
 the git trees and contents APIs. Which Dockerfile, ARG names, repositories and wrapper module
 apply is data: ``upstream_pins`` in references/rocm-surface.yaml.
 
-Costs: one trees request per (repository, ref) and one contents request per file not yet in
-the blob cache. Files are cached by git blob SHA under ``cache_dir`` (a tag that still points
-at the same commit lists the same blob SHAs, so nothing is downloaded again), trees of a
-40-hex commit ref are cached for good, and every request goes through the client's ETag cache,
-so a repeated run costs no rate-limit units.
+``build_pinned_upstream(...)`` returns the section (pins, symbols, flags, cost, note) and
+``render_pinned_upstream(section)`` its digest lines; ``fetch_upstream_file(...)`` saves any one
+file at a pin, following git submodules (AITER's C++ kernels live in composable_kernel).
+A symbol's status is ``found``, ``absent-at-pin`` (flag UPSTREAM-SYMBOL-ABSENT), ``ref-not-found``
+(flag UPSTREAM-REF-MISSING at the Dockerfile line), ``offline``, or ``error`` (no pin, GitHub
+failed, or the trail leads into a compiled extension: then ``path`` is the importing file).
+
+Costs: one trees request per (repository, ref), one commits request to expand an abbreviated
+SHA pin, and one contents request per file not yet in the blob cache. Files are cached by git
+blob SHA under ``cache_dir`` (a tag that still points at the same commit lists the same blob
+SHAs, so nothing is downloaded again), trees of a full commit SHA and expanded abbreviations
+are kept for good, and every request goes through the client's ETag cache, so a repeated run
+costs no rate-limit units (a pin that names no ref answers 404 again: 1 unit per run).
 """
 
 import ast
