@@ -148,6 +148,14 @@ def broken(surface, edit):
         (lambda d: d["mori_api"]["mori.io"].append("IOEngine.read()"),
          "mori_api['mori.io']: 'IOEngine.read()' is not a name or Class.member"),
         (lambda d: d.pop("rule_ids"), "missing top-level key 'rule_ids'"),
+        (lambda d: d["upstream_pins"]["libraries"][0].update(repo="aiter"),
+         "upstream_pins.libraries[0].repo must be OWNER/NAME"),
+        (lambda d: d["upstream_pins"]["libraries"][1].update(module="aiter"),
+         "upstream_pins.libraries[1].module 'aiter' is repeated"),
+        (lambda d: d["upstream_pins"]["libraries"][0].pop("wrapper_class"),
+         "upstream_pins.libraries[0]: wrappers and wrapper_class go together"),
+        (lambda d: d["upstream_pins"].update(dockerfile="/docker/Dockerfile.rocm_base"),
+         "upstream_pins.dockerfile '/docker/Dockerfile.rocm_base' must be a repository-relative"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):
@@ -198,7 +206,9 @@ def test_exclude_globs_carve_out_of_an_entry():
 
 def test_iter_surface_paths_covers_every_path_section(surface):
     sections = {section for section, _ in iter_surface_paths(surface)}
-    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs"}
+    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs", "upstream_pins"}
+    pins = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "upstream_pins"]
+    assert pins == ["docker/Dockerfile.rocm_base", "vllm/_aiter_ops.py"]
     tuning = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "tuning_configs"]
     assert tuning == surface["tuning_configs"]["globs"]
 

@@ -147,6 +147,30 @@ def test_repeat_fetch_of_unchanged_pr_costs_no_rest_units(replica, run):
     assert json.loads(first[1])["files"] == json.loads(second[1])["files"]
 
 
+def test_a_refused_diff_is_not_asked_again_while_the_pr_is_unchanged(replica, run):
+    pull = busy_pull()
+    serve_pull(replica, pull, diff_too_large=True)
+    serve_threads(replica, set())
+
+    def diff_requests():
+        return [seen for seen in replica.seen(rf"/repos/{FULL_REF}/pulls/{pull.number}") if "diff" in seen.accept]
+
+    first = run(pull.number)
+    logged = len(replica.log)
+    second = run(pull.number)
+    assert first[0] == second[0] == 0
+    assert [seen.status for seen in diff_requests()] == [406]
+    # GraphQL has its own budget; every REST request of the refetch answered 304
+    assert {seen.status for seen in replica.log[logged:] if seen.method == "GET"} == {304}
+    assert json.loads(second[1])["diff"] == json.loads(first[1])["diff"]
+    assert json.loads(second[1])["meta"]["diff_source"] == "files"
+
+    pull.head_sha = "d" * 40  # a new push: the PR answers 200, so the diff is asked for again
+    serve_pull(replica, pull, diff_too_large=True)
+    assert run(pull.number)[0] == 0
+    assert [seen.status for seen in diff_requests()] == [406, 406]
+
+
 def test_unauthenticated_repeat_costs_zero_units(replica, run):
     pull = busy_pull()
     serve_pull(replica, pull)

@@ -114,6 +114,16 @@ def test_repeat_get_is_a_304_that_costs_no_units(replica, make_client):
     assert replica.seen(PULL)[-1].if_none_match is not None
 
 
+def test_a_note_outlives_the_client_only_with_a_cache(make_client, tmp_path):
+    make_client().remember("diff-too-large pulls/7 head=abc")
+    assert make_client().recalls("diff-too-large pulls/7 head=abc")
+    assert not make_client().recalls("diff-too-large pulls/7 head=def")
+    uncached = make_client(use_cache=False)
+    uncached.remember("diff-too-large pulls/8 head=abc")
+    assert not uncached.recalls("diff-too-large pulls/8 head=abc")
+    assert not make_client().recalls("diff-too-large pulls/8 head=abc")
+
+
 def test_changed_resource_is_fetched_again(replica, make_client):
     replica.add_json(PULL, {"title": "old"})
     make_client().get_json(PULL)

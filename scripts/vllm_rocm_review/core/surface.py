@@ -32,9 +32,14 @@ TOP_LEVEL_TYPES = {
     "checks": dict,
     "mori_api": dict,
     "upstream_sources": list,
+    "upstream_pins": dict,
 }
 
 UPSTREAM_SOURCE_KEYS = {"name", "repo", "path", "ref", "kind", "target", "optional"}
+UPSTREAM_PIN_KEYS = {"module", "arg", "repo", "package_dir"}
+UPSTREAM_PIN_OPTIONAL = {"wrappers", "wrapper_class"}
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+GITHUB_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 RULE_ID = re.compile(r"^(?:[A-GPV]\d+b?|HK)$")
 STRENGTHS = ("strong", "weak")
@@ -108,6 +113,7 @@ def validate_surface(data):
     problems.extend(_validate_reachability(data, rule_ids))
     problems.extend(_validate_mori_api(data["mori_api"]))
     problems.extend(_validate_upstream_sources(data["upstream_sources"]))
+    problems.extend(_validate_upstream_pins(data["upstream_pins"]))
     return problems
 
 
@@ -140,6 +146,12 @@ def iter_surface_paths(surface):
             yield section, entry
     for pattern in (surface.get("tuning_configs") or {}).get("globs") or []:
         yield "tuning_configs", {"path": pattern}
+    pins = surface.get("upstream_pins") or {}
+    if pins.get("dockerfile"):
+        yield "upstream_pins", {"path": pins["dockerfile"]}
+    for library in pins.get("libraries") or []:
+        if library.get("wrappers"):
+            yield "upstream_pins", {"path": library["wrappers"]}
 
 
 def check_surface_paths(surface, tree_paths):
@@ -423,6 +435,35 @@ def _validate_upstream_sources(sources):
         names.add(source["name"])
         if "/" in source["target"] or source["target"].startswith("."):
             problems.append(f"{where}.target must be a plain file name")
+    return problems
+
+
+def _validate_upstream_pins(pins):
+    problems = _unknown_keys("upstream_pins", pins, {"dockerfile", "libraries"})
+    problems.extend(_path_problems("upstream_pins", "dockerfile", pins.get("dockerfile")))
+    libraries = pins.get("libraries")
+    if not isinstance(libraries, list) or not libraries:
+        return problems + ["upstream_pins.libraries must be a non-empty list"]
+    modules = set()
+    for index, library in enumerate(libraries):
+        where = f"upstream_pins.libraries[{index}]"
+        if not _is_entry(library, where, UPSTREAM_PIN_KEYS, UPSTREAM_PIN_OPTIONAL, problems):
+            continue
+        for key in ("module", "arg"):
+            if not isinstance(library[key], str) or not IDENTIFIER.match(library[key]):
+                problems.append(f"{where}.{key} must be an identifier")
+        if library["module"] in modules:
+            problems.append(f"{where}.module {library['module']!r} is repeated")
+        modules.add(library["module"])
+        if not isinstance(library["repo"], str) or not GITHUB_REPO.match(library["repo"]):
+            problems.append(f"{where}.repo must be OWNER/NAME")
+        problems.extend(_path_problems(where, "package_dir", library["package_dir"]))
+        if ("wrappers" in library) != ("wrapper_class" in library):
+            problems.append(f"{where}: wrappers and wrapper_class go together")
+        elif "wrappers" in library:
+            problems.extend(_path_problems(where, "wrappers", library["wrappers"]))
+            if not isinstance(library["wrapper_class"], str) or not IDENTIFIER.match(library["wrapper_class"]):
+                problems.append(f"{where}.wrapper_class must be an identifier")
     return problems
 
 

@@ -37,6 +37,8 @@ timeout=DEFAULT_TIMEOUT, progress=None)``
     ``.graphql_requests`` (GraphQL has its own budget), ``.cache_hits`` (304 answers served from
     the cache), ``.rate_limit`` (``{"remaining": int|None, "reset": int|None}`` of the core limit
     from the last x-ratelimit-* headers).
+    ``.remember(note)`` / ``.recalls(note)``: a note kept in the cache directory (nothing without
+    a cache), for answers worth not asking again, such as a 406 on an unchanged PR's diff.
     ``path`` is an API path ("/repos/o/r/pulls/1", percent-encoded here) or a full URL on the
     same host (as in Link headers).
 
@@ -302,6 +304,19 @@ class _ResponseCache:
         except OSError:
             pass  # An unwritable cache only costs rate-limit units next time.
 
+    def _note_path(self, note):
+        return self.directory / "notes" / f"{hashlib.sha256(note.encode('utf-8')).hexdigest()}.json"
+
+    def remember(self, note):
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_atomic(self._note_path(note), json.dumps({"note": note}), private=True)
+        except OSError:
+            pass
+
+    def recalls(self, note):
+        return self._note_path(note).is_file()
+
 
 class GitHubClient:
     """A GitHub REST/GraphQL client with retries, rate-limit handling, pagination and a cache."""
@@ -408,6 +423,13 @@ class GitHubClient:
         answer = self._send(method, self._url(path, None), JSON_MEDIA_TYPE, body=body,
                             repeatable=method == "PATCH")
         return _parse_json(answer.body, answer.status, f"{method} {_short(path)}")
+
+    def remember(self, note):
+        if self._cache is not None:
+            self._cache.remember(note)
+
+    def recalls(self, note):
+        return self._cache is not None and self._cache.recalls(note)
 
     # --- plumbing -----------------------------------------------------------------------
 

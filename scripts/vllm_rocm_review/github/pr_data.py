@@ -1,7 +1,8 @@
 """Assemble the slim PR document (see pr_schema.py) from GitHub through a GitHubClient.
 
 Request plan for a PR with F files, C conversation comments, R review comments, V reviews:
-the PR, its diff (skipped above GitHub's 300-file diff limit), ⌈F/100⌉ + ⌈C/100⌉ + ⌈R/100⌉ +
+the PR, its diff (skipped above GitHub's 300-file diff limit, and while the PR and its files are
+unchanged since GitHub refused the diff with 406 for this head), ⌈F/100⌉ + ⌈C/100⌉ + ⌈R/100⌉ +
 ⌈V/100⌉ list pages (at least one each), up to 5 linked issues, one GraphQL query for thread
 states when a token is present and there are review comments, and with CI the check-run and
 status pages of the head commit. Nothing else is requested.
@@ -45,6 +46,7 @@ def fetch_pr_document(client, ref, include_ci=False, clock=time.time):
     base = f"/repos/{ref.repo}"
     warnings = []
     pages_capped = []
+    sent_before, hits_before = client.requests_made, client.cache_hits
     try:
         raw_pr = client.get_json(f"{base}/pulls/{ref.number}")
     except NotFound:
@@ -61,7 +63,8 @@ def fetch_pr_document(client, ref, include_ci=False, clock=time.time):
     raw_files = listing("files", f"{base}/pulls/{ref.number}/files", max_pages=FILES_PAGE_LIMIT)
     files = [slim_file(raw) for raw in raw_files]
     files_without_patch = [entry["filename"] for entry in files if "patch" not in entry]
-    diff, diff_source = _fetch_diff(client, base, ref.number, pr, files, warnings)
+    unchanged = client.cache_hits - hits_before == client.requests_made - sent_before
+    diff, diff_source = _fetch_diff(client, ref, pr, files, warnings, unchanged)
     for entry in files:
         # The diff carries the same hunks; keeping both would double the largest part of the document.
         entry.pop("patch", None)
@@ -126,13 +129,18 @@ def record_usage(document, client):
     }
 
 
-def _fetch_diff(client, base, number, pr, files, warnings):
-    """The API's diff when GitHub will give it, else one rebuilt from the file patches."""
-    if pr["changed_files"] <= DIFF_FILE_LIMIT:
+def _fetch_diff(client, ref, pr, files, warnings, unchanged):
+    """The API's diff when GitHub will give it, else one rebuilt from the file patches.
+
+    A 406 is remembered for the head SHA: while the PR and its files answer 304 (``unchanged``),
+    asking again would cost a rate-limit unit for the same refusal.
+    """
+    refused = f"diff-too-large {client.api_url}/repos/{ref.repo}/pulls/{ref.number} head={pr['head']['sha']}"
+    if pr["changed_files"] <= DIFF_FILE_LIMIT and not (unchanged and client.recalls(refused)):
         try:
-            return client.get_text(f"{base}/pulls/{number}", accept=DIFF_MEDIA_TYPE), "api"
+            return client.get_text(f"/repos/{ref.repo}/pulls/{ref.number}", accept=DIFF_MEDIA_TYPE), "api"
         except TooLarge:
-            pass
+            client.remember(refused)
         except ServerError as error:
             # GitHub documents that large diffs may time out as a 5xx; the patches still work.
             warnings.append(f"diff request failed ({error}); rebuilt the diff from file patches")
