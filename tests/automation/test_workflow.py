@@ -90,6 +90,14 @@ def test_pr_code_is_read_as_data_only(workflow):
     assert "never use --checkout" in agent["prompt"]
 
 
+def test_event_text_never_reaches_a_script_or_the_prompt(workflow):
+    """Titles, bodies, branch names and comments are attacker-controlled: steps get event data via env only."""
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            for text in (step.get("run", ""), step.get("with", {}).get("prompt", "")):
+                assert "github.event." not in text, f"{name}: {step.get('name') or step.get('uses')}"
+
+
 def test_every_action_is_pinned_to_a_commit_with_its_version(workflow, text):
     uses = [step["uses"] for job in workflow["jobs"].values() for step in job["steps"] if "uses" in step]
     assert uses, "the workflow uses no action"

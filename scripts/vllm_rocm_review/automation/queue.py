@@ -47,7 +47,7 @@ class QueuedPR:
 @dataclass
 class Queue:
     entries: list = field(default_factory=list)
-    listed: int = 0  # PRs in the window (after --label)
+    listed: int = 0  # PRs in the window that carry the label, when one is asked for
     gated: int = 0  # PRs the gate looked at
     relevant: int = 0  # of those, full or partial
     up_to_date: int = 0  # relevant PRs whose head already has a report
