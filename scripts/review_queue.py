@@ -123,7 +123,7 @@ def main(argv=None) -> int:
         f"{queue.up_to_date} already reviewed at their head, {len(queue.entries)} to review "
         f"({client.requests_made} requests, {client.rate_limit_units} rate-limit units, {client.cache_hits} unchanged)")
     if queue.stopped:
-        say(f"error: stopped early: {queue.stopped}; the list above is partial, run again after the reset")
+        say(f"error: stopped early: {queue.stopped}; the PRs printed are a partial list, run again after the reset")
         return RATE_LIMITED
     return 0
 
