@@ -21,10 +21,12 @@ clock=time.time, retry=RetryPolicy(), wait_for_reset=False, max_pages=DEFAULT_MA
 timeout=DEFAULT_TIMEOUT, progress=None)``
     ``timeout`` is ``(connect, read)`` seconds (or one number for both).
     ``.get_json(path, params=None, accept=None)`` → parsed JSON.
-    ``.get_paginated(path, params=None, accept=None, item_key=None, max_pages=None)`` →
+    ``.get_paginated(path, params=None, accept=None, item_key=None, max_pages=None, stop_when=None)`` →
     ``Paginated(items, capped)``; sends ``per_page=100`` and follows ``Link: rel="next"`` as
     given; ``item_key`` names the list inside an envelope object (``"check_runs"``); ``capped``
-    is True when the page cap stopped it while GitHub still offered a next page.
+    is True when the page cap stopped it while GitHub still offered a next page. ``stop_when``
+    (a predicate on one item) ends the listing before the first item it accepts, so a list
+    sorted by date costs only the pages inside the wanted window.
     ``.get_text(path, params=None, accept=DIFF_MEDIA_TYPE)`` → str (diff, patch, raw media types).
     ``.get_bytes(path, params=None, accept=RAW_MEDIA_TYPE)`` → bytes.
     ``.post_graphql(query, variables=None)`` → the ``data`` object (needs a token; never cached).
@@ -373,7 +375,7 @@ class GitHubClient:
     def get_bytes(self, path, params=None, accept=RAW_MEDIA_TYPE):
         return self._get(self._url(path, params), accept, _raw_body)[0]
 
-    def get_paginated(self, path, params=None, accept=None, item_key=None, max_pages=None):
+    def get_paginated(self, path, params=None, accept=None, item_key=None, max_pages=None, stop_when=None):
         limit = max_pages or self.max_pages
         url = self._url(path, {**(params or {}), "per_page": PER_PAGE})
         items = []
@@ -385,6 +387,11 @@ class GitHubClient:
                 page = page.get(item_key, []) if isinstance(page, dict) else None
             if not isinstance(page, list):
                 raise BadResponse(f"GET {_short(path)}: expected a list{' in ' + repr(item_key) if item_key else ''}")
+            if stop_when is not None:
+                cut = next((index for index, item in enumerate(page) if stop_when(item)), None)
+                if cut is not None:
+                    items.extend(page[:cut])
+                    return Paginated(items, False)
             items.extend(page)
             url = _next_link(headers.get("link"))
             if not page:
