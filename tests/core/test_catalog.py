@@ -20,17 +20,17 @@ FIXED_ANCHORS = [
 ]
 RULE_IDS = [
     "A1", "A2",
-    "B1", "B2", "B3", "B4", "B5", "B6",
-    "C1", "C2", "C3", "C4",
-    "D1", "D1b", "D2", "D4", "D5", "D6", "D7", "D8", "D9",
-    "E1", "E2", "E3", "E4", "E5",
-    "F1", "G1", "G1b",
-    "P1", "P2", "P3", "P4", "P5",
-    "V1", "V2", "V3", "V4", "V5", "V6",
+    "B1", "B2", "B3", "B4", "B5", "B6", "B7",
+    "C1", "C2", "C3", "C4", "C5",
+    "D1", "D1b", "D2", "D4", "D5", "D6", "D7", "D8", "D9", "D10", "D11", "D12",
+    "E1", "E2", "E3", "E4", "E5", "E6",
+    "F1", "F2", "G1", "G1b",
+    "P1", "P2", "P3", "P4", "P5", "P6", "P7",
+    "V1", "V2", "V3", "V4", "V5", "V6", "V7",
     "HK",
 ]
 RULE_BULLETS = ["- **Severity**: ", "- **Trigger**: ", "- **Check**: ", "- **False positive?**: ", "- **Ask for**: "]
-VLLM_PATH_PREFIXES = ("vllm/", "csrc/", "docker/", "requirements/", ".buildkite/", "tests/")
+VLLM_PATH_PREFIXES = ("vllm/", "csrc/", "docker/", "requirements/", ".buildkite/", "tests/", "examples/")
 SHARED_SENTENCE_CHARS = 90
 
 
