@@ -314,7 +314,7 @@ def added_in_function(family, context, files):
                 continue
             if returns_parameter and _returned_name(text) not in _parameter_names(signature):
                 continue
-            found.append(_item(diff.path, number, f"in {function}: {text}"))
+            found.append(_item(diff.path, number, f"in {function}: {text.strip()}"))
     return found
 
 
@@ -336,8 +336,8 @@ def _enclosing_def(view, index, diff):
         if earlier_number != number - 1:
             break
         number = earlier_number
-        if not text.strip() or _indent(text) >= indent:
-            continue
+        if not text.strip() or _indent(text) >= indent or text.lstrip().startswith((")", "]", "}")):
+            continue  # deeper code, or the closing bracket of a signature or a call
         match = DEF_LINE.match(text)
         if match:
             return match.group(1), _signature(view, position)
