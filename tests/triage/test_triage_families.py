@@ -417,6 +417,12 @@ def test_added_in_function_falls_back_to_the_hunk_header():
     assert "hot-path-copy" in family_ids(run_triage(header, title=ROCM_TITLE))
 
 
+def test_module_level_line_after_a_function_is_outside_it():
+    diff = file_diff(LAYER_UTILS, context=["    return x"], added=["WEIGHT = weight.contiguous()"])
+    diff = diff.replace("@@ def host_function():", "@@ def forward_hip(self, x):")
+    assert "hot-path-copy" not in family_ids(run_triage(diff, title=ROCM_TITLE))
+
+
 def test_returned_local_tensor_is_not_an_alias_of_an_input():
     diff = file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(x: torch.Tensor, eps: float) -> torch.Tensor:",
                                          "    out = torch.empty_like(x)"], added=["    return out", "    return eps"])

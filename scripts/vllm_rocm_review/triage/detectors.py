@@ -328,8 +328,10 @@ def _compiled(patterns):
 
 
 def _enclosing_def(view, index, diff):
-    """(name, signature text) of the def enclosing view[index], or (None, "")."""
+    """(name, signature text) of the def enclosing view[index], or (None, "") for module-level code."""
     indent = _indent(view[index][1])
+    if indent == 0:
+        return None, ""
     number = view[index][0]
     for position in range(index - 1, -1, -1):
         earlier_number, text, _ = view[position]
