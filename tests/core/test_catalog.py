@@ -155,6 +155,17 @@ def test_core_discipline_stays_compact(catalog):
     assert catalog.section("core-discipline").line_count <= 60
 
 
+def test_core_discipline_states_performance_severity_and_verified_facts(catalog):
+    """The two statements that keep a verified mechanism from being downgraded, each pointing at real rules."""
+    text = "\n".join(section_lines(catalog, "core-discipline"))
+    severity = re.search(r"\*\*Performance severity\.\*\*(.*?)\n\n", text, re.S)
+    facts = re.search(r"\*\*Verified platform facts\.\*\*(.*?)\n\n", text, re.S)
+    assert severity and "🔴" in severity.group(1) and "default path" in severity.group(1)
+    assert facts and "[已验证]" in facts.group(1) and "hipErrorStreamCaptureUnsupported" in facts.group(1)
+    cited = set(re.findall(r"\b([A-Z]\d+b?)\b(?=[,)])", severity.group(1) + facts.group(1)))
+    assert cited and cited <= set(catalog.rule_ids()), sorted(cited - set(catalog.rule_ids()))
+
+
 def test_rule_bodies_stay_cuttable(catalog):
     sizes = {rule_id: catalog.section(rule_anchor(rule_id)).line_count for rule_id in RULE_IDS}
     oversized = {rule_id: size for rule_id, size in sizes.items() if not 7 <= size <= 15}
