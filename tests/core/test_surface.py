@@ -24,9 +24,9 @@ from vllm_rocm_review.core.surface import (
 
 # The rule-ID set fixed by the team contract; the YAML must carry exactly this set.
 FIXED_RULE_IDS = {
-    "A1", "A2", "B1", "B2", "B3", "B4", "B5", "B6", "C1", "C2", "C3", "C4",
-    "D1", "D1b", "D2", "D4", "D5", "D6", "D7", "D8", "D9", "E1", "E2", "E3", "E4", "E5",
-    "F1", "G1", "G1b", "P1", "P2", "P3", "P4", "P5", "HK", "V1", "V2", "V3", "V4", "V5", "V6",
+    "A1", "A2", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "C1", "C2", "C3", "C4", "C5",
+    "D1", "D1b", "D2", "D4", "D5", "D6", "D7", "D8", "D9", "D10", "D11", "D12", "E1", "E2", "E3", "E4", "E5", "E6",
+    "F1", "F2", "G1", "G1b", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "HK", "V1", "V2", "V3", "V4", "V5", "V6", "V7",
 }
 
 # The seed skill's backbone table, as paths in vLLM main.

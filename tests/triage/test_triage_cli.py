@@ -39,7 +39,7 @@ def test_digest_is_compact_and_names_every_part(pr_json, capsys):
     for heading in ("## Relevance: full", "## PR types and rules", "## Backbone tiers and flags",
                     "## Reading plan: deep", "## Mechanical checks"):
         assert heading in out
-    assert "family cudagraph-unsafe -> B3: vllm/v1/attention/backends/rocm_aiter_fa.py:10" in out
+    assert "family cudagraph-unsafe -> B7 B3: vllm/v1/attention/backends/rocm_aiter_fa.py:10" in out
     assert "2x in body: [unverified]" in out
     assert len(out.splitlines()) <= 80
 

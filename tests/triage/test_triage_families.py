@@ -17,6 +17,11 @@ TWIN_BLOCK = [
     "    window = self.sliding_window",
 ]
 SIGNATURE = ["def forward(", "    self,", "    query,"]
+MLA_BACKEND = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+QUANT_FP8 = "vllm/model_executor/layers/quantization/input_quant_fp8.py"
+LAYERNORM = "vllm/model_executor/layers/layernorm.py"
+LAYER_UTILS = "vllm/model_executor/layers/utils.py"
+MORIIO_COMMON = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_common.py"
 
 # family id -> (diff that fires, near-miss diff that must not fire)
 CASES = {
@@ -88,6 +93,54 @@ CASES = {
         file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_engine.py", added=["    item = self.queue.get()"]),
         file_diff("vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_engine.py",
                   added=["    item = self.queue.get(timeout=5.0)"]),
+    ),
+    "kernel-metadata": (
+        file_diff(MLA_BACKEND, added=["        self._num_attention_heads = max(16, self.num_heads)",
+                                      "        sizes = get_mla_metadata_info_v1(max_num_reqs, qlen, heads, q_dtype, kv_dtype)"]),
+        file_diff(MLA_BACKEND, added=["        self.scale = 1.0 / head_size**0.5"]),
+    ),
+    "capability-claim": (
+        file_diff(BACKEND, context=["    @classmethod", "    def supports_sink(cls) -> bool:"],
+                  removed=["        return False"], added=["        return True"]),
+        file_diff(BACKEND, context=["    def build(self, common_prefix_len):"],
+                  removed=["        return False"], added=["        return True"]),
+    ),
+    "delegated-numerics": (
+        file_diff(QUANT_FP8, added=["            return rocm_aiter_ops.per_token_quant(x, _FP8_DTYPE, scale)"]),
+        file_diff(QUANT_FP8, added=["        self.use_aiter = rocm_aiter_ops.is_linear_fp8_enabled()"]),
+    ),
+    "rocm-forward-change": (
+        file_diff(LAYERNORM, context=["    def forward_hip(self, x, residual=None):"],
+                  added=["        return rocm_aiter_ops.rms_norm(x, self.weight, self.variance_epsilon)"]),
+        file_diff(LAYERNORM, context=["    def forward_cuda(self, x, residual=None):"],
+                  added=["        return ops.rms_norm(x, self.weight, self.variance_epsilon)"]),
+    ),
+    "fusion-pattern": (
+        file_diff("vllm/compilation/passes/fusion/rms_quant_fusion.py", added=["        self.matched = 0"]),
+        file_diff("vllm/compilation/passes/utility/fix_functionalization.py", added=["        self.matched = 0"]),
+    ),
+    "custom-op-returns-input": (
+        file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(", "    x: torch.Tensor, weight: torch.Tensor, eps: float",
+                                      ") -> torch.Tensor:", "    if x.numel() == 0:"], added=["        return x"]),
+        file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(", "    x: torch.Tensor, weight: torch.Tensor, eps: float",
+                                      ") -> torch.Tensor:", "    if x.numel() == 0:"], added=["        return x.clone()"]),
+    ),
+    "workspace-growth": (
+        file_diff(MLA_BACKEND, added=["        (buf,) = current_workspace_manager().get_simultaneous(((n, h), torch.float32))"]),
+        file_diff(MLA_BACKEND, added=["        buf = torch.empty((n, h), dtype=torch.float32, device=device)"]),
+    ),
+    "request-field-read": (
+        file_diff(MORIIO_COMMON, added=['            remote_dp_rank=kv_transfer_params.get("remote_dp_rank", 0),']),
+        file_diff(MORIIO_COMMON, added=["            params = request.kv_transfer_params"]),
+    ),
+    "hot-path-copy": (
+        file_diff(LAYER_UTILS, context=["def rocm_unquantized_gemm_impl(x, weight, bias=None):"],
+                  added=["    weight = weight.contiguous()"]),
+        file_diff(LAYER_UTILS, context=["def rocm_unquantized_gemm_impl(x, weight, bias=None):"],
+                  added=["    x_view = x.reshape(-1, x.size(-1)).contiguous()"])
+        + file_diff("vllm/model_executor/layers/quantization/fp8.py",
+                    context=["    def process_weights_after_loading(self, layer):"],
+                    added=["        layer.weight = layer.weight.t().contiguous()"]),
     ),
     "cudagraph-unsafe": (
         file_diff(BACKEND, added=["    n = int(seq_lens.max().item())"]),
@@ -326,3 +379,57 @@ def test_kv_cache_unbind_derives_the_strided_input_rule():
     result = run_triage(diff, title=ROCM_TITLE)
     assert "kv-layout" in family_ids(result)
     assert {"via": "family", "id": "kv-layout"} in next(r["sources"] for r in result["rules"] if r["id"] == "D8")
+
+
+@pytest.mark.parametrize("line", [
+    "    assert (seq_lens >= 0).all()",
+    "    if mask.any():",
+    "    use_split = bool(torch.any(query_lens > 1))",
+])
+def test_implicit_host_syncs_derive_the_host_sync_rule(line):
+    result = run_triage(file_diff(BACKEND, added=[line]), title=ROCM_TITLE)
+    assert "cudagraph-unsafe" in family_ids(result)
+    assert {"via": "family", "id": "cudagraph-unsafe"} in next(r["sources"] for r in result["rules"] if r["id"] == "B7")
+
+
+@pytest.mark.parametrize("line", [
+    "    assert num_heads % 16 == 0",
+    "    if envs.VLLM_ROCM_USE_AITER:",
+    '    fast = bool(int(os.getenv("X", "0")))',
+])
+def test_host_side_checks_are_not_host_syncs(line):
+    assert "cudagraph-unsafe" not in family_ids(run_triage(file_diff(BACKEND, added=[line]), title=ROCM_TITLE))
+
+
+def test_added_in_function_names_the_enclosing_function_and_skips_nested_defs():
+    diff = file_diff(LAYER_UTILS, context=["def rocm_unquantized_gemm_impl(x, weight, bias=None):",
+                                           "    def helper(t):", "        return t", "    if bias is not None:"],
+                     added=["        bias = bias.contiguous()", "        scale = layer_scale.contiguous()"])
+    evidence = next(f for f in run_triage(diff, title=ROCM_TITLE)["families"] if f["id"] == "hot-path-copy")["evidence"]
+    assert [item["text"] for item in evidence] == ["in rocm_unquantized_gemm_impl: scale = layer_scale.contiguous()"]
+
+
+def test_added_in_function_falls_back_to_the_hunk_header():
+    # file_diff's hunk header names "def host_function():"; a forward_* name there would fire.
+    diff = file_diff(LAYER_UTILS, added=["    weight = weight.contiguous()"])
+    assert "hot-path-copy" not in family_ids(run_triage(diff, title=ROCM_TITLE))
+    header = diff.replace("@@ def host_function():", "@@ def forward_hip(self, x):")
+    assert "hot-path-copy" in family_ids(run_triage(header, title=ROCM_TITLE))
+
+
+def test_module_level_line_after_a_function_is_outside_it():
+    diff = file_diff(LAYER_UTILS, context=["    return x"], added=["WEIGHT = weight.contiguous()"])
+    diff = diff.replace("@@ def host_function():", "@@ def forward_hip(self, x):")
+    assert "hot-path-copy" not in family_ids(run_triage(diff, title=ROCM_TITLE))
+
+
+def test_returned_local_tensor_is_not_an_alias_of_an_input():
+    diff = file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(x: torch.Tensor, eps: float) -> torch.Tensor:",
+                                         "    out = torch.empty_like(x)"], added=["    return out", "    return eps"])
+    assert "custom-op-returns-input" in family_ids(run_triage(diff, title=ROCM_TITLE))
+    quiet = file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(x: torch.Tensor) -> torch.Tensor:",
+                                          "    out = torch.empty_like(x)"], added=["    return out"])
+    assert "custom-op-returns-input" not in family_ids(run_triage(quiet, title=ROCM_TITLE))
+    view = file_diff(AITER_OPS, context=["def _rocm_aiter_rms_norm_impl(x: torch.Tensor) -> torch.Tensor:"],
+                     added=["    return x.view(-1, x.shape[-1])"])
+    assert "custom-op-returns-input" in family_ids(run_triage(view, title=ROCM_TITLE))

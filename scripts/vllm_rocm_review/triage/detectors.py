@@ -288,6 +288,91 @@ def new_env_vars(family, context, files):
     return sorted(found, key=lambda item: (item["path"], item["line"]))
 
 
+def added_in_function(family, context, files):
+    """Net added code lines inside a function whose name matches ``params.functions``.
+
+    ``params.lines`` (optional) narrows the lines to those matching one of its patterns;
+    ``params.returns_parameter: true`` keeps only ``return NAME`` (or a view of NAME:
+    ``NAME.view(...)``, ``NAME[...]``) where NAME is a parameter of that function. The
+    enclosing def is the nearest less-indented def above the line in the visible hunk,
+    else the hunk header when it names a def.
+    """
+    functions = _compiled(family.params.get("functions"))
+    lines = _compiled(family.params.get("lines"))
+    returns_parameter = bool(family.params.get("returns_parameter"))
+    found = []
+    for diff in files:
+        if not diff.path.endswith(PY_SUFFIXES):
+            continue
+        net = {number for number, _ in context.net(diff).added_code}
+        view = diff.new_view()
+        for index, (number, text, is_added) in enumerate(view):
+            if not is_added or number not in net or (lines and not any(rx.search(text) for rx in lines)):
+                continue
+            function, signature = _enclosing_def(view, index, diff)
+            if not function or not any(rx.search(function) for rx in functions):
+                continue
+            if returns_parameter and _returned_name(text) not in _parameter_names(signature):
+                continue
+            found.append(_item(diff.path, number, f"in {function}: {text.strip()}"))
+    return found
+
+
+RETURNED_NAME = re.compile(r"^\s*return\s+([A-Za-z_]\w*)(?:\s*$|\s*\[|\.(?:view|view_as|reshape|t|transpose|"
+                           r"permute|squeeze|unsqueeze|flatten|unflatten|narrow|expand|as_strided|detach)\()")
+PARAMETER_NAME = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
+
+
+def _compiled(patterns):
+    return [re.compile(pattern) for pattern in patterns or []]
+
+
+def _enclosing_def(view, index, diff):
+    """(name, signature text) of the def enclosing view[index], or (None, "") for module-level code."""
+    indent = _indent(view[index][1])
+    if indent == 0:
+        return None, ""
+    number = view[index][0]
+    for position in range(index - 1, -1, -1):
+        earlier_number, text, _ = view[position]
+        if earlier_number != number - 1:
+            break
+        number = earlier_number
+        if not text.strip() or _indent(text) >= indent or text.lstrip().startswith((")", "]", "}")):
+            continue  # deeper code, or the closing bracket of a signature or a call
+        match = DEF_LINE.match(text)
+        if match:
+            return match.group(1), _signature(view, position)
+        indent = _indent(text)
+        if indent == 0:
+            return None, ""
+    for start, section in reversed(diff.hunk_sections):
+        if start <= view[index][0]:
+            match = DEF_LINE.match(section)
+            return (match.group(1), section) if match else (None, "")
+    return None, ""
+
+
+def _signature(view, position):
+    """The def line at view[position] joined with its continuation lines, up to the closing ``:``."""
+    parts = []
+    for _, text, _ in view[position:position + 40]:
+        parts.append(text)
+        if text.rstrip().endswith(":"):
+            break
+    return " ".join(parts)
+
+
+def _returned_name(text):
+    match = RETURNED_NAME.match(text.split("#", 1)[0])
+    return match.group(1) if match else None
+
+
+def _parameter_names(signature):
+    head = signature.split("->", 1)[0]
+    return {name for name in PARAMETER_NAME.findall(head) if name not in {"self", "cls"}}
+
+
 def shared_surface_touched(family, context, files):
     """Shared files the gate found: cross-backend regressions are possible."""
     return [_item(entry["path"], None, "; ".join(entry["why"])) for entry in context.shared_files]
@@ -302,4 +387,5 @@ DETECTORS = {
     "amd-tuning-config": amd_tuning_config,
     "shared-surface-touched": shared_surface_touched,
     "new-env-vars": new_env_vars,
+    "added-in-function": added_in_function,
 }
