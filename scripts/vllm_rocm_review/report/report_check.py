@@ -95,6 +95,8 @@ PRIORITY_AFTER = re.compile(r"^\s*(?:优先级|级|priority)", re.IGNORECASE)
 # "HK：缺少测试", "- D8: …": an ID used as a label at the start of a line or bullet.
 LABEL_BEFORE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?\s*$")
 LABEL_AFTER = re.compile(r"^(?:\*\*)?\s*[:：]")
+# "P4→D8", "P2->D4": prefill/decode topology, written with an arrow.
+TOPOLOGY_ARROW = re.compile(r"^\s*(?:→|->|↔|⇒)|(?:→|->|↔|⇒)\s*$")
 OPENING_BRACKETS = "(（[【"
 CLOSING_BRACKETS = ")）]】"
 # "规则 V1 引擎"? no: "vLLM V1", "DeepSeek V3", "V1 引擎" are versions even after a rule word.
@@ -531,7 +533,6 @@ def count_mismatch(line, key, claimed, actual):
 
 def check_findings(parsed, lang):
     found = []
-    phrases = fmt.ACTION_PHRASES + (fmt.ACTION_PHRASES_EN if lang == "en" else ())
     found.extend(check_finding_order(parsed.findings))
     for finding in parsed.findings:
         if not finding.canonical:
@@ -556,9 +557,9 @@ def check_findings(parsed, lang):
             found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-BULLETS", "bullets are not in the order 问题, 影响, 行动",
                                  "reorder them: 问题, then 影响, then 行动"))
         action = finding.bullets.get("行动")
-        if action and action[1] and not any(phrase in action[1] for phrase in phrases):
-            found.append(Finding(LEVEL_ERROR, action[0], "FINDING-ACTION", "行动 does not say who should do what",
-                                 f"phrase it with {' / '.join(p + '…' for p in phrases)}"))
+        if action and action[1] and not fmt.is_concrete_request(action[1]):
+            found.append(Finding(LEVEL_ERROR, action[0], "FINDING-ACTION", "行动 asks nothing concrete of the author",
+                                 f"make it a request with an object: {fmt.ACTION_EXAMPLES}"))
         if finding.severity == "🔴" and not names_trigger(finding):
             found.append(Finding(LEVEL_ERROR, finding.line, "RED-NO-TRIGGER",
                                  "this 🔴 finding names no concrete triggering input",
@@ -671,7 +672,7 @@ def rule_ids_in(line):
         before, after = prose[:group.start()], prose[group.end():]
         if PRIORITY_AFTER.match(after) or any(name[0] == "P" and name.upper() not in catalog for name in names):
             continue
-        if VERSION_AFTER.match(after):
+        if VERSION_AFTER.match(after) or TOPOLOGY_ARROW.search(before) or TOPOLOGY_ARROW.match(after):
             continue
         if RULE_WORD_BEFORE.search(before):
             hits.extend(name for name in names if RULE_ID_SHAPE.fullmatch(name))
@@ -803,14 +804,9 @@ def cited_paths(line):
 
 def external_citations(line):
     """(repo, ref, path, line or None) for each OWNER/NAME@REF:PATH[:LINE] or github.com blob URL in a line."""
-    found = []
-    for match in EXTERNAL_CITATION.finditer(line):
-        found.append((f"{match.group('owner')}/{match.group('name')}", match.group("ref"), match.group("path"),
-                      int(match.group("line")) if match.group("line") else None))
-    for match in BLOB_URL.finditer(line):
-        found.append((f"{match.group('owner')}/{match.group('name')}", match.group("ref"), match.group("path"),
-                      int(match.group("line")) if match.group("line") else None))
-    return found
+    matches = [*EXTERNAL_CITATION.finditer(line), *BLOB_URL.finditer(line)]
+    return [(f"{match.group('owner')}/{match.group('name')}", match.group("ref"), match.group("path").rstrip("."),
+             int(match.group("line")) if match.group("line") else None) for match in matches]
 
 
 def check_external_citations(parsed, upstream_dir):
@@ -828,7 +824,7 @@ def check_external_citations(parsed, upstream_dir):
                 if cited in seen:
                     continue
                 seen.add(cited)
-                saved = Path(upstream_dir) / repo / f"{repo.split('/')[1]}@{ref}" if upstream_dir else None
+                saved = Path(upstream_dir) / f"{repo}@{ref}" if upstream_dir else None
                 if saved is None or not saved.is_dir():
                     if f"{repo}@{ref}" not in seen:
                         seen.add(f"{repo}@{ref}")
