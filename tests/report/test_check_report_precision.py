@@ -52,6 +52,7 @@ def found(text, **kwargs):
     "见 DeepSeek-V3 配置中的 `kv_lora_rank`",
     "D8 节点数翻倍后 prefill 侧的 P4 实例成为瓶颈",
     "这是 P1 优先级的问题，合入前需要修复",
+    "参见 R1 的推理配置，按 TP8 切分",
 ])
 def test_rule_id_false_alarms_from_review_prose(sentence):
     assert rule_ids_in(sentence) == []

@@ -11,7 +11,9 @@ structure returning Findings. check_report() runs them all. Checks and codes:
   RED-NO-TRIGGER                                every 🔴 names a shape/dtype/arch/config/env/model
   VERDICT-MISSING, VERDICT-MISMATCH             verdict follows from the severities present
   RULE-ID-LEAK, PLACEHOLDER, LENGTH, LANGUAGE   errors
-  FINDING-COUNT, UNKNOWN-PATH                   warnings (do not fail the check)
+  FINDING-COUNT, UNKNOWN-PATH, BARE-UPSTREAM-PATH, UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE
+                                                warnings (do not fail the check)
+  UPSTREAM-UNCHECKED                            notes: said, never counted against the report
 
 HTML comments (``<!-- … -->``) do not render, so they are not report content: only PLACEHOLDER
 sees them. A section that still holds a ``TODO(agent)`` placeholder is unfinished: its PLACEHOLDER
@@ -83,12 +85,14 @@ EXTENSIONLESS_FILES = ("Dockerfile", "CODEOWNERS", "Makefile", "CMakeLists.txt",
 # Where a catalog ID is a reference to the catalog: an ID-shaped token (a letter or two and a
 # number, or HK) counts only in a rule-like position (see rule_ids_in).
 ID_TOKEN = r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?:[A-Z]{1,2}[0-9]{1,2}[a-z]?|HK)(?![A-Za-z0-9_]|\.\d)"
-# After a rule word any ID shape counts, even one the catalog lacks ("rule A3").
+# After a word that names a rule, any ID shape counts, even one the catalog lacks ("rule A3").
 RULE_ID_SHAPE = re.compile(r"[A-Z][1-9][0-9]?[a-z]?|HK[0-9]?")
 # IDs written as one list or range: "B1、D1b", "P1–P4", "A1/A2 和 B6". "→" joins topology, not rules.
 ID_GROUP = re.compile(rf"{ID_TOKEN}(?:\s*(?:[、,，/–—~-]|和|与|及|and|or)\s*{ID_TOKEN})*")
-RULE_WORD_BEFORE = re.compile(r"(?:规则|条目|检查项|违反了?|参见|参照|见|按照?|依据|根据|"
-                              r"\brules?|\bsee|\bper|\bviolat\w*)\s*[:：#]?\s*$", re.IGNORECASE)
+RULE_NAMED_BEFORE = re.compile(r"(?:规则|条目|检查项|违反了?|\brules?|\bviolat\w*)\s*[:：#]?\s*$", re.IGNORECASE)
+# After a word that only points somewhere ("参见 P2", "按 V2"), only the catalog's own IDs count:
+# "参见 R1 的配置" points at a model.
+RULE_POINTER_BEFORE = re.compile(r"(?:参见|参照|见|按照?|依据|根据|\bsee|\bper)\s*[:：#]?\s*$", re.IGNORECASE)
 RULE_WORD_AFTER = re.compile(r"^\s*(?:这?条?规则|号规则|\brules?\b)", re.IGNORECASE)
 # "P1 优先级", "P0/P1 问题": a priority scale, never a rule (P0 and P6+ are not catalog IDs).
 PRIORITY_AFTER = re.compile(r"^\s*(?:优先级|级|priority)", re.IGNORECASE)
@@ -99,7 +103,7 @@ LABEL_AFTER = re.compile(r"^(?:\*\*)?\s*[:：]")
 TOPOLOGY_ARROW = re.compile(r"^\s*(?:→|->|↔|⇒)|(?:→|->|↔|⇒)\s*$")
 OPENING_BRACKETS = "(（[【"
 CLOSING_BRACKETS = ")）]】"
-# "规则 V1 引擎"? no: "vLLM V1", "DeepSeek V3", "V1 引擎" are versions even after a rule word.
+# "vLLM V1", "DeepSeek V3", "V1 引擎" are versions, not rules.
 VERSION_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9.]*[ -]?$")
 VERSION_AFTER = re.compile(r"^\s*(?:engine|引擎|架构|调度|版本)", re.IGNORECASE)
 HTML_COMMENT = re.compile(r"<!--.*?-->")
@@ -654,8 +658,9 @@ def rule_ids_in(line):
     """Rule IDs written where they refer to the catalog; model names, GPUs and topologies are not.
 
     Review prose is full of ID-shaped tokens (DeepSeek-R1, V3, TP8, H100, a P4→D8 topology), so a
-    token counts only in a rule-like position: after a rule word ("规则 D8", "rule A3", "按 V2",
-    "违反 P1–P4"; any ID shape), or, for the catalog's own IDs, before a rule word ("B3 规则"),
+    token counts only in a rule-like position: after a word naming a rule ("规则 D8", "rule A3",
+    "违反 P1–P4"; any ID shape), or, for the catalog's own IDs, after a pointer ("按 V2", "参见 P2"),
+    before a rule word ("B3 规则"),
     alone in brackets ("（P4）", "(B1、D1b)"), as a line's label ("HK：…"), alone in a code span
     (`G1b`), or listed with another catalog ID of another letter ("B1、D1b"). A priority scale
     ("P0/P1 问题", "P1 优先级") and a version ("vLLM V1", "V1 引擎") never count.
@@ -674,13 +679,14 @@ def rule_ids_in(line):
             continue
         if VERSION_AFTER.match(after) or TOPOLOGY_ARROW.search(before) or TOPOLOGY_ARROW.match(after):
             continue
-        if RULE_WORD_BEFORE.search(before):
+        if RULE_NAMED_BEFORE.search(before):
             hits.extend(name for name in names if RULE_ID_SHAPE.fullmatch(name))
             continue
-        if names[0][0] == "V" and VERSION_BEFORE.search(before):
-            continue
         known = [name for name in names if name.upper() in catalog]
-        if not known:
+        if known and RULE_POINTER_BEFORE.search(before):
+            hits.extend(known)
+            continue
+        if not known or (names[0][0] == "V" and VERSION_BEFORE.search(before)):
             continue
         stripped_before, stripped_after = before.rstrip(), after.lstrip()
         bracketed = (stripped_before[-1:] in tuple(OPENING_BRACKETS) and stripped_after[:1] in tuple(CLOSING_BRACKETS)
