@@ -3,7 +3,7 @@
 Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON] [--repo CLONE | --fetch-tree]
        [--vllm-tree PATH] [--upstream DIR] [--lang zh|en] [--json] [--token TOKEN] [--api-url URL]
 
-Prints one violation per line on stdout, `REPORT.md:LINE: error|warning CODE: message — fix: …`,
+Prints one finding per line on stdout, `REPORT.md:LINE: error|warning|note CODE: message — fix: …`,
 and a count line on stderr. Exit 0 when there is no error (warnings allowed), 1 when there is
 an error or a file cannot be read, 2 on usage errors.
 

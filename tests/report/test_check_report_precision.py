@@ -53,6 +53,7 @@ def found(text, **kwargs):
     "D8 节点数翻倍后 prefill 侧的 P4 实例成为瓶颈",
     "这是 P1 优先级的问题，合入前需要修复",
     "参见 R1 的推理配置，按 TP8 切分",
+    "优先级（P1）：合入前修复",
 ])
 def test_rule_id_false_alarms_from_review_prose(sentence):
     assert rule_ids_in(sentence) == []

@@ -96,6 +96,7 @@ RULE_POINTER_BEFORE = re.compile(r"(?:参见|参照|见|按照?|依据|根据|\b
 RULE_WORD_AFTER = re.compile(r"^\s*(?:这?条?规则|号规则|\brules?\b)", re.IGNORECASE)
 # "P1 优先级", "P0/P1 问题": a priority scale, never a rule (P0 and P6+ are not catalog IDs).
 PRIORITY_AFTER = re.compile(r"^\s*(?:优先级|级|priority)", re.IGNORECASE)
+PRIORITY_BEFORE = re.compile(r"(?:优先级|priority)\s*[:：(（]?\s*$", re.IGNORECASE)
 # "HK：缺少测试", "- D8: …": an ID used as a label at the start of a line or bullet.
 LABEL_BEFORE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?\s*$")
 LABEL_AFTER = re.compile(r"^(?:\*\*)?\s*[:：]")
@@ -675,7 +676,7 @@ def rule_ids_in(line):
     for group in ID_GROUP.finditer(prose):
         names = [token.group(0) for token in re.finditer(ID_TOKEN, group.group(0))]
         before, after = prose[:group.start()], prose[group.end():]
-        if PRIORITY_AFTER.match(after) or any(name[0] == "P" and name.upper() not in catalog for name in names):
+        if PRIORITY_AFTER.match(after) or PRIORITY_BEFORE.search(before) or any(name[0] == "P" and name.upper() not in catalog for name in names):
             continue
         if VERSION_AFTER.match(after) or TOPOLOGY_ARROW.search(before) or TOPOLOGY_ARROW.match(after):
             continue
