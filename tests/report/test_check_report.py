@@ -242,7 +242,7 @@ def test_finding_needs_all_three_bullets():
     assert errors(broken) == [("FINDING-BULLETS", line_of(GOOD, "**⚠️【兼容性】"))]
 
 
-def test_action_must_use_the_seed_phrasing():
+def test_action_without_a_request_to_the_author_fails():
     broken = edit(GOOD, "- **行动**: 作者应当在 `environment_variables`", "- **行动**: 在 `environment_variables`")
     assert errors(broken) == [("FINDING-ACTION", line_of(GOOD, "- **行动**: 作者应当在 `environment_variables`"))]
 
@@ -524,7 +524,8 @@ def test_cli_json_output(tmp_path, capsys):
     report = write(tmp_path, "r.md", edit(GOOD, "| ⚠️ 建议修复 | 3 |", "| ⚠️ 建议修复 | 2 |"))
     assert check_report.main([str(report), "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["ok"] is False and result["errors"] == 1 and result["warnings"] == 0
+    assert result["ok"] is False and result["errors"] == 1 and result["warnings"] == 0 and result["notes"] == 0
+    assert result["paths_checked_against"] is None
     assert result["violations"][0]["code"] == "SUMMARY-TABLE-COUNT"
 
 
