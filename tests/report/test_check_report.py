@@ -11,6 +11,7 @@ from conftest import ROOT
 from vllm_tree import vllm_main_paths
 
 from vllm_rocm_review.report import report_format as fmt
+from vllm_rocm_review.report.path_trees import main_tree
 from vllm_rocm_review.report.report_check import check_report as run_checks
 from vllm_rocm_review.report.report_check import parse_report, prose_language_units, rule_ids_in
 
@@ -22,6 +23,7 @@ PR_JSON = REPORTS / "pr-41234.json"
 PR = json.loads(PR_JSON.read_text(encoding="utf-8"))
 # Paths of vLLM main the good report may cite beyond the PR's own files.
 VLLM_PATHS = ["vllm/v1/attention/backends/rocm_attn.py", "vllm/platforms/rocm.py", *[f["filename"] for f in PR["files"]]]
+VLLM_TREE = main_tree(VLLM_PATHS, "6adad087", "tree.json")
 
 
 def line_of(text, needle):
@@ -55,7 +57,7 @@ def block(text, start_marker, end_marker):
 # --- the good reports ----------------------------------------------------------
 
 def test_good_report_passes_without_warnings():
-    assert run_checks(GOOD, pr_document=PR, vllm_paths=VLLM_PATHS) == []
+    assert run_checks(GOOD, pr_document=PR, vllm_tree=VLLM_TREE) == []
 
 
 def test_good_english_report_passes_with_lang_en():
@@ -101,7 +103,7 @@ def test_header_field_missing():
 
 def test_missing_header_field_fix_shows_the_whole_line_to_write():
     broken = edit(GOOD, " | **Labels**: rocm, v1", "")
-    [missing] = run_checks(broken, pr_document=PR, vllm_paths=VLLM_PATHS)
+    [missing] = run_checks(broken, pr_document=PR, vllm_tree=VLLM_TREE)
     assert missing.fix == "add it to the header line that reads '> **Branch**: `aiter-unified-decode` → `main` | " \
                           "**Labels**: rocm, v1'"
     assert "seed" not in missing.fix
@@ -115,12 +117,12 @@ def test_header_field_malformed_state():
 def test_header_must_equal_pr_metadata():
     broken = edit(GOOD, "+28 -0 lines", "+28 -3 lines")
     assert errors(broken) == []
-    assert errors(broken, pr_document=PR, vllm_paths=VLLM_PATHS) == [("HEADER-MISMATCH", 5)]
+    assert errors(broken, pr_document=PR, vllm_tree=VLLM_TREE) == [("HEADER-MISMATCH", 5)]
 
 
 def test_header_title_must_equal_pr_title():
     broken = edit(GOOD, "decode-only batches", "decode batches")
-    assert errors(broken, pr_document=PR, vllm_paths=VLLM_PATHS) == [("HEADER-MISMATCH", 1)]
+    assert errors(broken, pr_document=PR, vllm_tree=VLLM_TREE) == [("HEADER-MISMATCH", 1)]
 
 
 # --- sections --------------------------------------------------------------------
@@ -240,7 +242,7 @@ def test_finding_needs_all_three_bullets():
     assert errors(broken) == [("FINDING-BULLETS", line_of(GOOD, "**⚠️【兼容性】"))]
 
 
-def test_action_must_use_the_seed_phrasing():
+def test_action_without_a_request_to_the_author_fails():
     broken = edit(GOOD, "- **行动**: 作者应当在 `environment_variables`", "- **行动**: 在 `environment_variables`")
     assert errors(broken) == [("FINDING-ACTION", line_of(GOOD, "- **行动**: 作者应当在 `environment_variables`"))]
 
@@ -320,7 +322,7 @@ def test_rule_id_leak_ignores_the_pr_title():
     document = json.loads(json.dumps(PR))
     document["pr"]["title"] = "[ROCm] Fix the B3 capture path"
     report = GOOD.replace(PR["pr"]["title"], document["pr"]["title"])
-    assert errors(report, pr_document=document, vllm_paths=VLLM_PATHS) == []
+    assert errors(report, pr_document=document, vllm_tree=VLLM_TREE) == []
 
 
 @pytest.mark.parametrize("text", [
@@ -374,13 +376,13 @@ def test_chinese_prose_fails_in_english_mode():
 def test_unknown_path_is_reported_once():
     twice = edit(GOOD, "`vllm/envs.py` 只在类型声明块", "`vllm/envs_rocm.py` 只在类型声明块")
     twice = edit(twice, "`vllm/_aiter_ops.py` 却在运行时", "`vllm/envs_rocm.py` 却在运行时")
-    assert warnings(twice, pr_document=PR, vllm_paths=VLLM_PATHS) == [("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))]
+    assert warnings(twice, pr_document=PR, vllm_tree=VLLM_TREE) == [("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))]
 
 
 def test_made_up_path_is_a_warning():
     broken = edit(GOOD, "`vllm/envs.py` 只在类型声明块", "`vllm/envs_rocm.py` 只在类型声明块")
-    assert errors(broken, pr_document=PR, vllm_paths=VLLM_PATHS) == []
-    assert warnings(broken, pr_document=PR, vllm_paths=VLLM_PATHS) == [("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))]
+    assert errors(broken, pr_document=PR, vllm_tree=VLLM_TREE) == []
+    assert warnings(broken, pr_document=PR, vllm_tree=VLLM_TREE) == [("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))]
 
 
 def test_path_outside_the_pr_needs_the_vllm_tree():
@@ -388,18 +390,20 @@ def test_path_outside_the_pr_needs_the_vllm_tree():
     line = line_of(GOOD, "只在类型声明块")
     assert warnings(cited, pr_document=PR) == [("UNKNOWN-PATH", line)]
     without_tree = [f for f in run_checks(cited, pr_document=PR) if f.level == "warning"][0]
-    assert "no vLLM tree is saved" in without_tree.message
-    assert without_tree.fix.endswith("; run python3 scripts/update_skill.py --check-vllm-tree to save the vLLM tree")
+    assert without_tree.message.endswith("is not in the PR's files, and no vLLM tree is available to check it against")
+    assert without_tree.fix.endswith("; pass --repo CLONE or --fetch-tree, or run python3 scripts/update_skill.py "
+                                     "--check-vllm-tree to save vLLM main's tree")
     tree = [*VLLM_PATHS, "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"]
-    assert warnings(cited, pr_document=PR, vllm_paths=tree) == []
+    assert warnings(cited, pr_document=PR, vllm_tree=main_tree(tree, None, "tree.json")) == []
 
 
 def test_tree_alone_checks_paths_and_says_the_pr_files_are_unknown():
     broken = edit(GOOD, "`vllm/envs.py` 只在类型声明块", "`vllm/envs_rocm.py` 只在类型声明块")
     assert warnings(broken) == []
-    [unknown] = [f for f in run_checks(broken, vllm_paths=VLLM_PATHS) if f.level == "warning"]
+    [unknown] = [f for f in run_checks(broken, vllm_tree=VLLM_TREE) if f.level == "warning"]
     assert (unknown.code, unknown.line) == ("UNKNOWN-PATH", line_of(GOOD, "只在类型声明块"))
-    assert unknown.message == "vllm/envs_rocm.py is not in the vLLM tree (without --pr-json, files the PR adds are unknown)"
+    assert unknown.message == ("vllm/envs_rocm.py is not in vLLM main's saved tree @6adad087 (tree.json) "
+                               "(without --pr-json, files the PR adds are unknown)")
     assert unknown.fix.endswith("if the PR adds this file, pass --pr-json too")
 
 
@@ -436,7 +440,7 @@ def test_english_comments_in_a_chinese_report_are_not_prose():
     comment = "<!-- reviewer notes: " + "the decode path was checked against the unified attention kernel " * 3 + "-->\n"
     multi_line = "<!--\n" + "English notes that never render in the posted report.\n" * 10 + "-->\n"
     report = edit(GOOD, "## 2. 代码改动总结 (Change Summary)\n", "## 2. 代码改动总结 (Change Summary)\n" + comment + multi_line)
-    assert run_checks(report, pr_document=PR, vllm_paths=VLLM_PATHS) == []
+    assert run_checks(report, pr_document=PR, vllm_tree=VLLM_TREE) == []
     assert prose_language_units(parse_report(report)) == prose_language_units(parse_report(GOOD))
     uncommented = edit(GOOD, "## 2. 代码改动总结 (Change Summary)\n",
                        "## 2. 代码改动总结 (Change Summary)\n" + multi_line.replace("<!--\n", "").replace("-->\n", ""))
@@ -469,8 +473,8 @@ def test_example_report_passes_against_its_pr_document():
     text = example.read_text(encoding="utf-8")
     number = int(re.match(r"# PR #(\d+):", text).group(1))
     document = build_pr_document(number)
-    vllm_paths = vllm_main_paths(blobs_only=True)
-    found = run_checks(text, pr_document=document, vllm_paths=vllm_paths)
+    tree = main_tree(vllm_main_paths(blobs_only=True), None, "vllm-tree.json")
+    found = run_checks(text, pr_document=document, vllm_tree=tree)
     assert [f.render("example-report.md") for f in found] == []
 
 
@@ -487,7 +491,8 @@ def test_cli_good_report_exits_0(capsys):
                               "--vllm-tree", str(REPORTS / "vllm-tree.json")]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"{REPORTS / 'good-report.md'} passes: 0 error(s), 0 warning(s)\n"
+    assert captured.err == (f"paths checked against vLLM main's saved tree @6adad080 ({REPORTS / 'vllm-tree.json'})\n"
+                            f"{REPORTS / 'good-report.md'} passes: 0 error(s), 0 warning(s)\n")
 
 
 def test_cli_broken_report_exits_1_with_one_line_per_violation(tmp_path, capsys):
@@ -519,7 +524,8 @@ def test_cli_json_output(tmp_path, capsys):
     report = write(tmp_path, "r.md", edit(GOOD, "| ⚠️ 建议修复 | 3 |", "| ⚠️ 建议修复 | 2 |"))
     assert check_report.main([str(report), "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["ok"] is False and result["errors"] == 1 and result["warnings"] == 0
+    assert result["ok"] is False and result["errors"] == 1 and result["warnings"] == 0 and result["notes"] == 0
+    assert result["paths_checked_against"] is None
     assert result["violations"][0]["code"] == "SUMMARY-TABLE-COUNT"
 
 
@@ -587,10 +593,11 @@ def test_cli_vllm_tree_alone_flags_a_made_up_path(tmp_path, capsys):
     assert check_report.main([str(report), "--vllm-tree", str(REPORTS / "vllm-tree.json")]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
-        f"{report}:{line_of(GOOD, '只在类型声明块')}: warning UNKNOWN-PATH: vllm/envs_rocm.py is not in the vLLM tree "
-        "(without --pr-json, files the PR adds are unknown) — fix: cite the real path (check the diff or vLLM main); "
-        "if the PR adds this file, pass --pr-json too"]
-    assert captured.err == f"{report} passes: 0 error(s), 1 warning(s)\n"
+        f"{report}:{line_of(GOOD, '只在类型声明块')}: warning UNKNOWN-PATH: vllm/envs_rocm.py is not in vLLM main's "
+        f"saved tree @6adad080 ({REPORTS / 'vllm-tree.json'}) (without --pr-json, files the PR adds are unknown) — fix: "
+        "cite the real path (check the diff or the PR's head commit); if the PR adds this file, pass --pr-json too"]
+    assert captured.err == (f"paths checked against vLLM main's saved tree @6adad080 ({REPORTS / 'vllm-tree.json'})\n"
+                            f"{report} passes: 0 error(s), 1 warning(s)\n")
 
 
 @pytest.mark.parametrize("option", ["--vllm-tree", "--pr-json"])
@@ -605,7 +612,7 @@ def test_cli_help_documents_vllm_tree_without_pr_json(capsys):
     with pytest.raises(SystemExit):
         check_report.main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "Also works without --pr-json" in help_text
+    assert "Also works without the PR document" in help_text
     assert "python3 scripts/update_skill.py --check-vllm-tree" in help_text
 
 

@@ -159,7 +159,7 @@ def test_scaffold_for_a_non_rocm_pr_says_rules_were_skipped(tmp_path, capsys):
     report = tmp_path / "r.md"
     run([path, "--scaffold", report], capsys)
     text = report.read_text(encoding="utf-8")
-    assert "**ROCm 相关性**: 不相关" in text and "AITER/mori-specific rules were skipped" in text
+    assert "**ROCm 相关性**: 不相关" in text and "这个 PR 与 ROCm 无关，因此跳过了 AITER/mori 相关的检查" in text
 
 
 # --- an unusable rule catalog ----------------------------------------------------------
@@ -265,16 +265,16 @@ def test_scaffold_for_a_partial_pr_lists_rocm_and_shared_files_apart(tmp_path, c
     path.write_text(json.dumps(make_document(diff, title="[Attention] Rename a field")), encoding="utf-8")
     report = tmp_path / "r.md"
     assert run([path, "--scaffold", report], capsys)[0] == 0
-    line = next(line for line in report.read_text(encoding="utf-8").splitlines() if "partial relevance" in line)
-    assert "ROCm-exposed: vllm/v1/attention/backends/rocm_attn.py." in line
-    assert "Shared with CUDA (check for cross-backend regressions): vllm/v1/attention/backends/triton_attn.py." in line
+    line = next(line for line in report.read_text(encoding="utf-8").splitlines() if "只部分涉及 ROCm" in line)
+    assert "ROCm 会用到的文件：vllm/v1/attention/backends/rocm_attn.py。" in line
+    assert "与 CUDA 共用、需要检查跨后端回归的文件：vllm/v1/attention/backends/triton_attn.py。" in line
     assert "flash_attn.py" not in line
 
 
 def test_scaffold_for_a_full_pr_has_no_partial_note(pr_json, tmp_path, capsys):
     report = tmp_path / "r.md"
     run([pr_json, "--scaffold", report], capsys)
-    assert "partial relevance" not in report.read_text(encoding="utf-8")
+    assert "只部分涉及 ROCm" not in report.read_text(encoding="utf-8")
 
 
 def test_scaffold_asks_about_an_unchecked_mori_sweep(tmp_path):
@@ -285,12 +285,13 @@ def test_scaffold_asks_about_an_unchecked_mori_sweep(tmp_path):
     document = make_document(file_diff("vllm/distributed/device_communicators/all2all.py",
                                        added=["    from mori.io import IOEngine"]), title="[ROCm] MoRI")
     absent = triage(document, CONFIG, CATALOG, snapshot_path=tmp_path / "absent.json")
-    assert "answer or ask: mori-symbols — 1 use(s); ok 1 (curated list only) (NOTICE: checked against" \
-        in render_scaffold(document, absent)
+    asked = render_scaffold(document, absent)
+    assert "新代码用到的 mori 名称（mori.io.IOEngine）都真实存在吗？逐个在 mori 源码里确认" in asked
+    assert "注意：这一项没有完整检查（缺少参照数据），不能当作已通过。" in asked
     snapshot = tmp_path / "mori-structure.json"
     snapshot.write_text(json.dumps({"tree": [{"path": "python/mori/io/__init__.py"}]}), encoding="utf-8")
     checked = triage(document, CONFIG, CATALOG, snapshot_path=snapshot)
-    assert "mori-symbols" not in render_scaffold(document, checked)
+    assert "mori 名称" not in render_scaffold(document, checked)
 
 
 def test_bundled_example_runs(capsys):
@@ -327,7 +328,7 @@ def fill_placeholders(text):
         if line.startswith("|"):
             count = "1" if line.startswith("| ⚠️") else "0"
             lines.append(re.sub(re.escape(fmt.PLACEHOLDER), count, line))
-        elif section == "## 3." and "findings sorted" in line:
+        elif section == "## 3." and "按 🔴 → ⚠️ → 📝 排序" in line:
             lines.append(replacements[section])
         elif section != "## 3." and section not in done:
             done.add(section)

@@ -189,3 +189,11 @@ def _safe_target(root, name):
     if relative.is_absolute() or ".." in relative.parts or not relative.parts:
         return None
     return root.joinpath(*relative.parts)
+
+
+def commit_paths(directory, commit):
+    """Every file path in ``commit``'s tree in the clone at ``directory`` (git ls-tree, no work tree needed)."""
+    if not COMMIT_SHA.fullmatch(commit or ""):
+        raise CheckoutError(f"{commit!r} is not a commit id")
+    listing = _git(Path(directory).expanduser(), "ls-tree", "-r", "--name-only", "-z", commit)
+    return [path for path in listing.split("\0") if path]

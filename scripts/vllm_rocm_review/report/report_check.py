@@ -11,7 +11,9 @@ structure returning Findings. check_report() runs them all. Checks and codes:
   RED-NO-TRIGGER                                every 🔴 names a shape/dtype/arch/config/env/model
   VERDICT-MISSING, VERDICT-MISMATCH             verdict follows from the severities present
   RULE-ID-LEAK, PLACEHOLDER, LENGTH, LANGUAGE   errors
-  FINDING-COUNT, UNKNOWN-PATH                   warnings (do not fail the check)
+  FINDING-COUNT, UNKNOWN-PATH, BARE-UPSTREAM-PATH, UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE
+                                                warnings (do not fail the check)
+  UPSTREAM-UNCHECKED                            notes: said, never counted against the report
 
 HTML comments (``<!-- … -->``) do not render, so they are not report content: only PLACEHOLDER
 sees them. A section that still holds a ``TODO(agent)`` placeholder is unfinished: its PLACEHOLDER
@@ -22,11 +24,19 @@ lines count neither as prose nor as a verdict.
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
+from ..core.catalog import CatalogError
+from ..core.catalog import load_catalog
+from ..core.surface import SurfaceError
+from ..core.surface import load_surface
 from . import report_format as fmt
 
 LEVEL_ERROR = "error"
 LEVEL_WARNING = "warning"
+LEVEL_NOTE = "note"  # said, not counted against the report
+LEVELS = (LEVEL_ERROR, LEVEL_WARNING, LEVEL_NOTE)
 # The one command that saves vLLM main's path list for UNKNOWN-PATH.
 SAVE_VLLM_TREE = "python3 scripts/update_skill.py --check-vllm-tree"
 
@@ -64,21 +74,39 @@ INLINE_CODE = re.compile(r"`[^`]*`")
 URL = re.compile(r"https?://\S+")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 PATH_TOKEN = re.compile(r"(?<![A-Za-z0-9_/.:-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+)(?![A-Za-z0-9_./*{}-])")
+# Another repository, cited the way SKILL.md teaches: ROCm/aiter@v0.1.10:aiter/ops/quant.py[:120].
+EXTERNAL_CITATION = re.compile(r"(?<![\w./-])(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<name>[A-Za-z0-9._-]+)"
+                               r"@(?P<ref>[A-Za-z0-9._-]+):(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*?)"
+                               r"(?::(?P<line>\d+))?(?![\w/.-])")
+BLOB_URL = re.compile(r"https?://github\.com/(?P<owner>[A-Za-z0-9-]+)/(?P<name>[A-Za-z0-9._-]+)/blob/"
+                      r"(?P<ref>[A-Za-z0-9._-]+)/(?P<path>[^\s#?)`>]+)(?:#L(?P<line>\d+)(?:-L\d+)?)?")
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9_]*$")
 EXTENSIONLESS_FILES = ("Dockerfile", "CODEOWNERS", "Makefile", "CMakeLists.txt", "LICENSE")
-RULE_ID = re.compile(r"(?<![A-Za-z0-9_])(?:[ABCDEFGPV][1-9][a-z]?|HK[0-9]?)(?![A-Za-z0-9_])")
-# An ID-shaped token (P0 and P6 included: they mark a priority scale, never a rule).
-ID_TOKEN = r"(?<![A-Za-z0-9_])(?:[ABCDEFGPV][0-9][a-z]?|HK[0-9]?)(?![A-Za-z0-9_])"
-# IDs written as one list or range: "B1、D1b", "P1–P4", "A1/A2 和 B6".
+# Where a catalog ID is a reference to the catalog: an ID-shaped token (a letter or two and a
+# number, or HK) counts only in a rule-like position (see rule_ids_in).
+ID_TOKEN = r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?:[A-Z]{1,2}[0-9]{1,2}[a-z]?|HK)(?![A-Za-z0-9_]|\.\d)"
+# After a word that names a rule, any ID shape counts, even one the catalog lacks ("rule A3").
+RULE_ID_SHAPE = re.compile(r"[A-Z][1-9][0-9]?[a-z]?|HK[0-9]?")
+# IDs written as one list or range: "B1、D1b", "P1–P4", "A1/A2 和 B6". "→" joins topology, not rules.
 ID_GROUP = re.compile(rf"{ID_TOKEN}(?:\s*(?:[、,，/–—~-]|和|与|及|and|or)\s*{ID_TOKEN})*")
-# Words that make the next ID a rule reference whatever its letter ("违反 P1", "rule V3").
-RULE_WORD_BEFORE = re.compile(r"(?:规则|条目|检查项|违反|参见|\brules?|\bsee|\bviolat\w*)\s*[:：#]?\s*$",
-                              re.IGNORECASE)
+RULE_NAMED_BEFORE = re.compile(r"(?:规则|条目|检查项|违反了?|\brules?|\bviolat\w*)\s*[:：#]?\s*$", re.IGNORECASE)
+# After a word that only points somewhere ("参见 P2", "按 V2"), only the catalog's own IDs count:
+# "参见 R1 的配置" points at a model.
+RULE_POINTER_BEFORE = re.compile(r"(?:参见|参照|见|按照?|依据|根据|\bsee|\bper)\s*[:：#]?\s*$", re.IGNORECASE)
+RULE_WORD_AFTER = re.compile(r"^\s*(?:这?条?规则|号规则|\brules?\b)", re.IGNORECASE)
+# "P1 优先级", "P0/P1 问题": a priority scale, never a rule (P0 and P6+ are not catalog IDs).
+PRIORITY_AFTER = re.compile(r"^\s*(?:优先级|级|priority)", re.IGNORECASE)
+PRIORITY_BEFORE = re.compile(r"(?:优先级|priority)\s*[:：(（]?\s*$", re.IGNORECASE)
+# "HK：缺少测试", "- D8: …": an ID used as a label at the start of a line or bullet.
+LABEL_BEFORE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?\s*$")
+LABEL_AFTER = re.compile(r"^(?:\*\*)?\s*[:：]")
+# "P4→D8", "P2->D4": prefill/decode topology, written with an arrow.
+TOPOLOGY_ARROW = re.compile(r"^\s*(?:→|->|↔|⇒)|(?:→|->|↔|⇒)\s*$")
 OPENING_BRACKETS = "(（[【"
 CLOSING_BRACKETS = ")）]】"
-# "vLLM V1", "DeepSeek V3", "V3.2", "V1 引擎" are versions, not rule IDs.
+# "vLLM V1", "DeepSeek V3", "V1 引擎" are versions, not rules.
 VERSION_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9.]*[ -]?$")
-VERSION_AFTER = re.compile(r"^(?:\.\d|\s*(?:engine|引擎|架构|调度|版本))", re.IGNORECASE)
+VERSION_AFTER = re.compile(r"^\s*(?:engine|引擎|架构|调度|版本)", re.IGNORECASE)
 HTML_COMMENT = re.compile(r"<!--.*?-->")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
@@ -278,8 +306,11 @@ def split_cells(line):
 
 # --- checks ------------------------------------------------------------------
 
-def check_report(text, pr_document=None, lang="zh", vllm_paths=None):
-    """All violations of the report contract, sorted by line (errors before warnings on a line)."""
+def check_report(text, pr_document=None, lang="zh", vllm_tree=None, upstream_dir=None):
+    """All violations of the report contract, sorted by line (errors, then warnings, then notes on a line).
+
+    ``vllm_tree`` is a path_trees.VllmTree; ``upstream_dir`` holds other repositories' saved files.
+    """
     parsed = parse_report(text)
     found = [
         *check_placeholders(parsed),
@@ -292,10 +323,11 @@ def check_report(text, pr_document=None, lang="zh", vllm_paths=None):
         *check_length(parsed),
         *check_language(parsed, lang),
     ]
-    if pr_document is not None or vllm_paths is not None:
-        found.extend(check_paths(parsed, known_paths(pr_document, vllm_paths),
-                                 pr_given=pr_document is not None, tree_given=vllm_paths is not None))
-    return sorted(found, key=lambda item: (item.line, item.level != LEVEL_ERROR, item.code))
+    if pr_document is not None or vllm_tree is not None:
+        found.extend(check_paths(parsed, known_paths(pr_document, vllm_tree.paths if vllm_tree else None),
+                                 pr_given=pr_document is not None, tree=vllm_tree))
+    found.extend(check_external_citations(parsed, upstream_dir))
+    return sorted(found, key=lambda item: (item.line, LEVELS.index(item.level), item.code))
 
 
 def check_placeholders(parsed):
@@ -506,7 +538,6 @@ def count_mismatch(line, key, claimed, actual):
 
 def check_findings(parsed, lang):
     found = []
-    phrases = fmt.ACTION_PHRASES + (fmt.ACTION_PHRASES_EN if lang == "en" else ())
     found.extend(check_finding_order(parsed.findings))
     for finding in parsed.findings:
         if not finding.canonical:
@@ -531,9 +562,9 @@ def check_findings(parsed, lang):
             found.append(Finding(LEVEL_ERROR, finding.line, "FINDING-BULLETS", "bullets are not in the order 问题, 影响, 行动",
                                  "reorder them: 问题, then 影响, then 行动"))
         action = finding.bullets.get("行动")
-        if action and action[1] and not any(phrase in action[1] for phrase in phrases):
-            found.append(Finding(LEVEL_ERROR, action[0], "FINDING-ACTION", "行动 does not say who should do what",
-                                 f"phrase it with {' / '.join(p + '…' for p in phrases)}"))
+        if action and action[1] and not fmt.is_concrete_request(action[1]):
+            found.append(Finding(LEVEL_ERROR, action[0], "FINDING-ACTION", "行动 asks nothing concrete of the author",
+                                 f"make it a request with an object: {fmt.ACTION_EXAMPLES}"))
         if finding.severity == "🔴" and not names_trigger(finding):
             found.append(Finding(LEVEL_ERROR, finding.line, "RED-NO-TRIGGER",
                                  "this 🔴 finding names no concrete triggering input",
@@ -615,39 +646,56 @@ def check_rule_id_leaks(parsed):
     return found
 
 
-def rule_ids_in(line):
-    """Rule-ID tokens in prose; code spans count only when they hold nothing but an ID.
+@lru_cache(maxsize=1)
+def catalog_rule_ids():
+    """The catalog's rule IDs, upper-cased (D1b -> D1B); empty when the catalog cannot be read."""
+    try:
+        return frozenset(load_catalog().rule_ids())
+    except CatalogError:
+        return frozenset()
 
-    Two ID families collide with ordinary review language, so they count only in a rule context:
-    V1–V6 are versions after a word ("vLLM V1", "DeepSeek V3") or before 引擎/engine/".2";
-    P1–P5 are priorities ("P1 优先级", "P0/P1 问题"). A P ID is a leak only after a rule word
-    ("违反 P1"), alone in brackets ("（P3）"), or listed with a non-P rule ID ("B1、P2").
+
+def rule_ids_in(line):
+    """Rule IDs written where they refer to the catalog; model names, GPUs and topologies are not.
+
+    Review prose is full of ID-shaped tokens (DeepSeek-R1, V3, TP8, H100, a P4→D8 topology), so a
+    token counts only in a rule-like position: after a word naming a rule ("规则 D8", "rule A3",
+    "违反 P1–P4"; any ID shape), or, for the catalog's own IDs, after a pointer ("按 V2", "参见 P2"),
+    before a rule word ("B3 规则"),
+    alone in brackets ("（P4）", "(B1、D1b)"), as a line's label ("HK：…"), alone in a code span
+    (`G1b`), or listed with another catalog ID of another letter ("B1、D1b"). A priority scale
+    ("P0/P1 问题", "P1 优先级") and a version ("vLLM V1", "V1 引擎") never count.
     """
+    catalog = catalog_rule_ids()
     hits = []
     for span in INLINE_CODE.finditer(line):
         inner = span.group(0).strip("`").strip()
-        if RULE_ID.fullmatch(inner):
+        if inner.upper() in catalog:
             hits.append(inner)
     prose = INLINE_CODE.sub(lambda m: " " * len(m.group(0)), URL.sub(lambda m: " " * len(m.group(0)), line))
     for group in ID_GROUP.finditer(prose):
-        tokens = list(re.finditer(ID_TOKEN, prose[group.start():group.end()]))
-        before, after = prose[:group.start()].rstrip(), prose[group.end():].lstrip()
-        rule_context = bool(RULE_WORD_BEFORE.search(before + " "))
-        bracketed = bool(before) and bool(after) and before[-1] in OPENING_BRACKETS and after[0] in CLOSING_BRACKETS
-        names = [token.group(0) for token in tokens]
-        listed_with_rule = any(RULE_ID.fullmatch(name) and name[0] not in "PV" for name in names)
-        priority_scale = any(name[0] == "P" and not RULE_ID.fullmatch(name) for name in names)
-        for token in tokens:
-            name = token.group(0)
-            if not RULE_ID.fullmatch(name):
-                continue
-            if name[0] == "V" and not rule_context:
-                start, end = group.start() + token.start(), group.start() + token.end()
-                if VERSION_BEFORE.search(prose[:start]) or VERSION_AFTER.match(prose[end:]):
-                    continue
-            if name[0] == "P" and not (rule_context or (not priority_scale and (bracketed or listed_with_rule))):
-                continue
-            hits.append(name)
+        names = [token.group(0) for token in re.finditer(ID_TOKEN, group.group(0))]
+        before, after = prose[:group.start()], prose[group.end():]
+        if PRIORITY_AFTER.match(after) or PRIORITY_BEFORE.search(before) or any(name[0] == "P" and name.upper() not in catalog for name in names):
+            continue
+        if VERSION_AFTER.match(after) or TOPOLOGY_ARROW.search(before) or TOPOLOGY_ARROW.match(after):
+            continue
+        if RULE_NAMED_BEFORE.search(before):
+            hits.extend(name for name in names if RULE_ID_SHAPE.fullmatch(name))
+            continue
+        known = [name for name in names if name.upper() in catalog]
+        if known and RULE_POINTER_BEFORE.search(before):
+            hits.extend(known)
+            continue
+        if not known or (names[0][0] == "V" and VERSION_BEFORE.search(before)):
+            continue
+        stripped_before, stripped_after = before.rstrip(), after.lstrip()
+        bracketed = (stripped_before[-1:] in tuple(OPENING_BRACKETS) and stripped_after[:1] in tuple(CLOSING_BRACKETS)
+                     and len(known) == len(names))
+        labelled = bool(LABEL_BEFORE.match(before)) and bool(LABEL_AFTER.match(after))
+        listed = len(known) >= 2 and len({name[0] for name in known}) >= 2
+        if bracketed or labelled or listed or RULE_WORD_AFTER.match(after):
+            hits.extend(known)
     return hits
 
 
@@ -690,7 +738,7 @@ def prose_language_units(parsed):
 
 
 def known_paths(pr_document=None, vllm_paths=None):
-    """Every path a finding may cite: the PR's files (old names too) and the saved vLLM tree."""
+    """Every path a finding may cite: the PR's files (old names too) and the vLLM tree, with all their suffixes."""
     paths = set(vllm_paths or ())
     for item in (pr_document or {}).get("files") or []:
         paths.add(item["filename"])
@@ -703,34 +751,114 @@ def known_paths(pr_document=None, vllm_paths=None):
     return suffixes
 
 
-def check_paths(parsed, known, pr_given=True, tree_given=True):
-    """Warn (once per path) about file paths cited in findings that exist neither in the PR nor in vLLM."""
-    fix = "cite the real path (check the diff or vLLM main)"
-    if pr_given and tree_given:
-        where = "is neither in the PR's files nor in the vLLM tree"
+def check_paths(parsed, known, pr_given=True, tree=None):
+    """Warn (once per path) about vLLM paths cited in findings that exist neither in the PR nor in ``tree``.
+
+    A bare path that starts in another repository's top folder (``aiter/ops/quant.py``) is not a
+    vLLM path: it gets BARE-UPSTREAM-PATH, asking for the explicit OWNER/NAME@REF:PATH form.
+    """
+    fix = "cite the real path (check the diff or the PR's head commit)"
+    if pr_given and tree is not None:
+        where = f"is neither in the PR's files nor in {tree.name}"
+        if not tree.from_pr:
+            fix += "; if the file exists at the PR's head, pass --repo CLONE or --fetch-tree to check the PR's own tree"
     elif pr_given:
-        where = "is not in the PR's files, and no vLLM tree is saved to check it against"
-        fix += f"; run {SAVE_VLLM_TREE} to save the vLLM tree"
+        where = "is not in the PR's files, and no vLLM tree is available to check it against"
+        fix += f"; pass --repo CLONE or --fetch-tree, or run {SAVE_VLLM_TREE} to save vLLM main's tree"
     else:
-        where = "is not in the vLLM tree (without --pr-json, files the PR adds are unknown)"
+        where = f"is not in {tree.name} (without --pr-json, files the PR adds are unknown)"
         fix += "; if the PR adds this file, pass --pr-json too"
+    owners = upstream_owners()
     found = []
     reported = set()
     for finding in parsed.findings:
         for number, line in finding.body:
             for cited in cited_paths(line):
-                if cited not in known and cited not in reported:
-                    reported.add(cited)
-                    found.append(Finding(LEVEL_WARNING, number, "UNKNOWN-PATH",
-                                         f"{cited} {where}", fix))
+                if cited in known or cited in reported:
+                    continue
+                reported.add(cited)
+                owner = owners.get(cited.split("/", 1)[0])
+                if owner:
+                    found.append(Finding(LEVEL_WARNING, number, "BARE-UPSTREAM-PATH",
+                                         f"{cited} is a path in {owner}, not in vLLM",
+                                         f"cite it as {owner}@<ref>:{cited} (add :<line> for a line), "
+                                         f"the ref being the version vLLM pins"))
+                else:
+                    found.append(Finding(LEVEL_WARNING, number, "UNKNOWN-PATH", f"{cited} {where}", fix))
     return found
 
 
+@lru_cache(maxsize=1)
+def upstream_owners():
+    """Top folder -> repository for the upstream repositories the skill knows (aiter -> ROCm/aiter)."""
+    try:
+        sources = load_surface()["upstream_sources"]
+    except SurfaceError:
+        return {}
+    return {source["repo"].split("/")[1].lower(): source["repo"] for source in sources}
+
+
 def cited_paths(line):
+    """vLLM file paths cited in a line: citations of other repositories and URLs are not among them."""
     paths = []
-    for match in PATH_TOKEN.finditer(URL.sub(" ", line)):
+    for match in PATH_TOKEN.finditer(URL.sub(" ", EXTERNAL_CITATION.sub(" ", line))):
         path = match.group(1).removeprefix("./").rstrip(".")
         name = path.rsplit("/", 1)[-1]
         if FILE_SUFFIX.search(name) or name.startswith(EXTENSIONLESS_FILES):
             paths.append(path)
     return paths
+
+
+def external_citations(line):
+    """(repo, ref, path, line or None) for each OWNER/NAME@REF:PATH[:LINE] or github.com blob URL in a line."""
+    matches = [*EXTERNAL_CITATION.finditer(line), *BLOB_URL.finditer(line)]
+    return [(f"{match.group('owner')}/{match.group('name')}", match.group("ref"), match.group("path").rstrip("."),
+             int(match.group("line")) if match.group("line") else None) for match in matches]
+
+
+def check_external_citations(parsed, upstream_dir):
+    """Citations of other repositories, against the files the context pack saved for them.
+
+    A repository@ref the pack saved (``upstream_dir/OWNER/NAME@REF/``) must hold the cited file,
+    and the cited line must be within it; one the pack did not save is accepted with a note.
+    """
+    found = []
+    seen = set()
+    for finding in parsed.findings:
+        for number, line in finding.body:
+            for repo, ref, path, line_number in external_citations(line):
+                cited = f"{repo}@{ref}:{path}" + (f":{line_number}" if line_number else "")
+                if cited in seen:
+                    continue
+                seen.add(cited)
+                saved = Path(upstream_dir) / f"{repo}@{ref}" if upstream_dir else None
+                if saved is None or not saved.is_dir():
+                    if f"{repo}@{ref}" not in seen:
+                        seen.add(f"{repo}@{ref}")
+                        found.append(Finding(LEVEL_NOTE, number, "UPSTREAM-UNCHECKED",
+                                             f"{repo}@{ref} citations are not checked: no saved copy"
+                                             + (f" under {upstream_dir}" if upstream_dir else ""),
+                                             "nothing to fix; context_pack.py saves the files it fetched there"))
+                    continue
+                target = saved.joinpath(*path.split("/"))
+                if not target.is_file():
+                    found.append(Finding(LEVEL_WARNING, number, "UNKNOWN-UPSTREAM-PATH",
+                                         f"{path} is not in the saved copy of {repo}@{ref}",
+                                         f"cite a file that exists at {repo}@{ref} (see {saved})"))
+                    continue
+                if line_number:
+                    total = len(target.read_text(encoding="utf-8", errors="replace").splitlines())
+                    if line_number > total:
+                        found.append(Finding(LEVEL_WARNING, number, "UPSTREAM-LINE",
+                                             f"{cited}: the file has {total} lines",
+                                             "cite the line where the code is"))
+    return found
+
+
+def report_number(text):
+    """The PR number in the report's title line, or None."""
+    for line in text.splitlines():
+        if line.strip():
+            match = TITLE_LINE.match(line.strip())
+            return int(match.group(1)) if match else None
+    return None

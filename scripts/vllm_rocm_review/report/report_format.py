@@ -55,10 +55,16 @@ VERIFICATION_TAGS = ("[已验证]", "[推测]")
 BULLET_LABELS = ("问题", "影响", "行动")
 FINDING_TEMPLATE = "**{severity}【{type}】{title}** `{tag}`"
 BULLET_TEMPLATE = "- **{label}**: {text}"
-# 行动 must carry one of these: a demand, a suggestion, or a question for the review.
-ACTION_PHRASES = ("作者应当", "建议作者", "建议 review 时追问")
-# English reports (--lang en) may use these instead; the structural labels stay Chinese.
-ACTION_PHRASES_EN = ("The author should", "We suggest the author", "Ask in review")
+# 行动 is a concrete request to the author: a request word followed by what to do. The words
+# exclude the compounds that only contain them (对应, 请求, 不需要, 应用 …).
+ACTION_REQUEST = re.compile(
+    r"(?:建议|(?<![申邀])请(?![求])|(?<![不无否])需要|(?<![对相响适供反效])应(?:当|该)?(?![用答])|务必|必须|"
+    r"要求|追问|\bplease\b|\bshould\b|\bmust\b|\bsuggest\w*|\bask\b|\bneeds? to\b)"
+    r"\s*[:：]?\s*(?P<object>[^。；;!！?？]*)", re.IGNORECASE)
+# The object needs substance: two CJK characters, a Latin word of two letters, or a code span.
+ACTION_OBJECT = re.compile(r"[\u4e00-\u9fff]{2}|[A-Za-z]{2}|`[^`]+`")
+ACTION_EXAMPLES = ("建议作者…, 请…, 需要…, 应当/应该…, 务必/必须…, 建议 review 时追问…, "
+                   "or in English The author should… / Please…")
 RECOMMENDED_FINDINGS = (3, 10)
 MAX_LINES = 400
 
@@ -102,6 +108,11 @@ TRIGGER_PATTERNS = {
     "model": r"(?<![A-Za-z0-9])(?:DeepSeek|Kimi|Qwen|Llama|Mixtral|Mistral|GPT-OSS|MiniMax|Gemma|"
              r"GLM|Phi|Inkling|Grok)[\w.-]*",
 }
+
+
+def is_concrete_request(action):
+    """Does 行动 ask the author (or the review) to do something, and say what?"""
+    return any(ACTION_OBJECT.search(match.group("object")) for match in ACTION_REQUEST.finditer(action))
 
 
 def expected_header(pr_document):
