@@ -5,10 +5,12 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON                      # compact digest on stdout
   python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
   python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
+  python3 scripts/triage_pr.py PR_JSON --lenses 2                # cap the deep review's lenses at 2
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
+      [--findings outputs/pr-N-findings.json]               # section 3 from merged lens findings
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
-references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
+references/rocm-surface.yaml, references/vllm-rocm-review-rules.md, references/review-lenses.yaml and .md and, when present,
 references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
 1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
 empty, or without a section the reading plan needs), or a scaffold that already exists;
@@ -30,6 +32,8 @@ from vllm_rocm_review.core.cli import load_pr_document
 from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.triage.digest import render_digest
 from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.core.lenses import LensError
+from vllm_rocm_review.core.lenses import load_lenses
 from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
 from vllm_rocm_review.triage.reading_plan import expand
 from vllm_rocm_review.report.scaffold import render_scaffold
@@ -40,6 +44,7 @@ from vllm_rocm_review.triage.config import load_triage_config
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
+RESTORE_LENSES = "restore them with: git checkout references/review-lenses.yaml references/review-lenses.md"
 
 
 def parse_args(argv):
@@ -54,7 +59,7 @@ def parse_args(argv):
     parser.add_argument("--json", action="store_true",
                         help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
                              "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
-                             "reading_plan, checks)")
+                             "reading_plan, checks, lenses)")
     parser.add_argument("--expand", action="store_true",
                         help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
                              "and the checklist; with --json, add them as reading_plan.text")
@@ -63,12 +68,30 @@ def parse_args(argv):
                         help="write the report skeleton (exact header, five sections, TODO(agent) placeholders) to "
                              "REPORT_PATH and print its path; refuses to overwrite without --force")
     parser.add_argument("--force", action="store_true", help="with --scaffold, overwrite an existing report")
+    parser.add_argument("--lenses", metavar="N", type=_count,
+                        help="run at most N review lenses in a deep review (0: none; default: the lens file's "
+                             "max_lenses); quick reviews never run lenses")
+    parser.add_argument("--findings", metavar="FINDINGS_JSON",
+                        help="with --scaffold, render section 3 from merged findings (scripts/merge_findings.py)")
     args = parser.parse_args(argv)
     if args.scaffold and (args.json or args.expand or args.output):
         parser.error("--scaffold cannot be combined with --json, --expand or --output")
     if args.force and not args.scaffold:
         parser.error("--force only applies to --scaffold")
+    if args.findings is not None and not args.scaffold:
+        parser.error("--findings only applies to --scaffold")
     return args
+
+
+def _count(text):
+    """A non-negative integer option value."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of lenses (0 or more), got {text!r}")
+    return value
 
 
 def run(args):
@@ -81,7 +104,11 @@ def run(args):
         catalog = load_catalog()
     except CatalogError as exc:
         raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
-    result = triage(document, config, catalog)
+    try:
+        lenses = load_lenses()
+    except LensError as exc:
+        raise InputError(f"the review lenses are unusable ({exc}); {RESTORE_LENSES}") from None
+    result = triage(document, config, catalog, lenses=lenses, lens_cap=args.lenses)
     missing = result["reading_plan"]["missing"]
     if missing:
         raise InputError(f"MISSING-RULE-TEXT: {CATALOG_NAME} has no section {', '.join(missing)}, which this PR's "

@@ -51,7 +51,7 @@ def test_json_has_stable_keys_and_is_deterministic(pr_json, capsys):
     result = json.loads(first)
     assert list(result) == ["pr", "relevance", "relevance_evidence", "rocm_files", "shared_files", "pr_types",
                             "families", "rules", "judgment_rules", "skipped_rules", "tiers", "flags",
-                            "reading_plan", "checks"]
+                            "reading_plan", "checks", "lenses"]
     assert result["relevance"] == "full"
     assert list(result["checks"]) == ["mori-symbols", "env-vars", "magic-constants", "perf-claims", "ci",
                                       "prompt-injection"]
@@ -171,7 +171,7 @@ def bundle_copy(tmp_path):
     root = tmp_path / "skill"
     shutil.copytree(SCRIPTS_DIR, root / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "references").mkdir()
-    for name in ("rocm-surface.yaml", "vllm-rocm-review-rules.md"):
+    for name in ("rocm-surface.yaml", "vllm-rocm-review-rules.md", "review-lenses.yaml", "review-lenses.md"):
         shutil.copy(ROOT / "references" / name, root / "references" / name)
     return root
 

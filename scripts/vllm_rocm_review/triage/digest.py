@@ -20,6 +20,7 @@ def render_digest(result):
     lines += _rules(result)
     lines += _tiers(result)
     lines += _plan(result["reading_plan"])
+    lines += _lenses(result["lenses"])
     lines += _checks(result["checks"])
     return "\n".join(lines) + "\n"
 
@@ -130,6 +131,22 @@ def _plan(plan):
     if plan["then_read_in_full"]:
         lines.append(f"then read {plan['then_read_in_full']} in full (deep review)")
     lines.append("print them: rerun triage_pr.py on this PR document with --expand")
+    return lines
+
+
+def _lenses(lenses):
+    lines = ["", "## Lenses"]
+    if not lenses["chosen"]:
+        reason = (f"capped at {lenses['cap']}" if lenses["depth"] == "deep"
+                  else f"{lenses['depth']} review: one pass, no lenses")
+        return lines + [f"none ({reason})"]
+    for lens in lenses["chosen"]:
+        lines.append(f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}")
+    if lenses["cut"]:
+        lines.append(f"cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}")
+    lines.append(f"expected extra cost: ~{lenses['extra_cost_tokens'] // 1000}k tokens "
+                 f"({len(lenses['chosen'])} lens pass(es) + validator ~{lenses['validator_cost_tokens'] // 1000}k); "
+                 f"each writes {lenses['chosen'][0]['output'].replace(lenses['chosen'][0]['id'], '<lens>')}")
     return lines
 
 
