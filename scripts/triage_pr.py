@@ -36,6 +36,9 @@ from vllm_rocm_review.core.lenses import LensError
 from vllm_rocm_review.core.lenses import load_lenses
 from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
 from vllm_rocm_review.triage.reading_plan import expand
+from vllm_rocm_review.report.findings import FindingsError
+from vllm_rocm_review.report.findings import load_json
+from vllm_rocm_review.report.findings import merged_document_problems
 from vllm_rocm_review.report.scaffold import render_scaffold
 from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.triage.triage import triage
@@ -44,6 +47,7 @@ from vllm_rocm_review.triage.config import load_triage_config
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
+REMERGE = "re-create it with scripts/merge_findings.py"
 RESTORE_LENSES = "restore them with: git checkout references/review-lenses.yaml references/review-lenses.md"
 
 
@@ -121,7 +125,8 @@ def run(args):
                              f"e.g. outputs/pr-{result['pr']['number']}-review.md")
         if target.exists() and not args.force:
             raise InputError(f"{target} already exists; pass --force to overwrite it")
-        write_atomic(target, render_scaffold(document, result))
+        findings = _merged_findings(args.findings, result["pr"]["number"]) if args.findings else None
+        write_atomic(target, render_scaffold(document, result, findings))
         print(target)
         return
 
@@ -144,6 +149,21 @@ def run(args):
         say(f"wrote {args.output}")
     else:
         sys.stdout.write(output)
+
+
+def _merged_findings(path, number):
+    """The findings list of a merged findings file about PR ``number``; InputError saying what is wrong."""
+    try:
+        data = load_json(path, "merged findings file")
+    except FindingsError as error:
+        raise InputError(f"{error.problems[0]}; {REMERGE}") from None
+    problems = merged_document_problems(path, data)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"{problems[0]}{more}; {REMERGE}")
+    if data["pr"] != number:
+        raise InputError(f"{path} is about PR #{data['pr']}, not #{number}; pass this PR's findings file")
+    return data["findings"]
 
 
 def main(argv=None) -> int:
