@@ -101,16 +101,24 @@ def load_json(path, what):
     return data
 
 
-def lens_file_problems(path, data):
-    problems = [f"{path}: {key}: missing" for key in ("pr", "lens", "findings") if key not in data]
+def _envelope_problems(path, data, list_key, also=()):
+    """(problems, usable) for a file's top level: its keys, the PR number and the list under ``list_key``."""
+    problems = [f"{path}: {key}: missing" for key in ("pr", *also, list_key) if key not in data]
     if problems:
-        return problems
+        return problems, False
     if not _is_int(data["pr"]):
         problems.append(f"{path}: pr: must be the PR number")
+    if not isinstance(data[list_key], list):
+        return problems + [f"{path}: {list_key}: must be a list"], False
+    return problems, True
+
+
+def lens_file_problems(path, data):
+    problems, usable = _envelope_problems(path, data, "findings", also=("lens",))
+    if not usable:
+        return problems
     if not isinstance(data["lens"], str) or not data["lens"]:
         problems.append(f"{path}: lens: must be the lens name")
-    if not isinstance(data["findings"], list):
-        return problems + [f"{path}: findings: must be a list"]
     for index, finding in enumerate(data["findings"]):
         where = f"{path}: findings[{index}]"
         found = finding_problems(finding, where, "lens")
@@ -122,13 +130,9 @@ def lens_file_problems(path, data):
 
 def validator_problems(path, data, candidates):
     """Schema problems of the validator's file, checked against the candidates it decides on."""
-    problems = [f"{path}: {key}: missing" for key in ("pr", "decisions") if key not in data]
-    if problems:
+    problems, usable = _envelope_problems(path, data, "decisions")
+    if not usable:
         return problems
-    if not _is_int(data["pr"]):
-        problems.append(f"{path}: pr: must be the PR number")
-    if not isinstance(data["decisions"], list):
-        return problems + [f"{path}: decisions: must be a list"]
     seen = set()
     for position, decision in enumerate(data["decisions"]):
         where = f"{path}: decisions[{position}]"
@@ -208,7 +212,7 @@ def merge(lens_documents, validator=None):
     for lens in sorted(by_lens):
         for index, finding in enumerate(by_lens[lens][1]["findings"]):
             candidates[(lens, index)] = Candidate(lens, index, dict(finding), len(candidates))
-    dropped, links = [], []
+    dropped, links = {}, []
     if validator:
         problems = validator_problems(validator[0], validator[1], candidates)
         if problems:
@@ -229,13 +233,9 @@ def merge(lens_documents, validator=None):
 
 def merged_document_problems(path, data):
     """Schema problems of a merged findings file (what triage's --findings reads)."""
-    problems = [f"{path}: {key}: missing" for key in ("pr", "findings") if key not in data]
-    if problems:
+    problems, usable = _envelope_problems(path, data, "findings")
+    if not usable:
         return problems
-    if not _is_int(data["pr"]):
-        problems.append(f"{path}: pr: must be the PR number")
-    if not isinstance(data["findings"], list):
-        return problems + [f"{path}: findings: must be a list"]
     for index, finding in enumerate(data["findings"]):
         problems += finding_problems(finding, f"{path}: findings[{index}]", "lenses")
     ranks = [_rank(finding["severity"]) for finding in data["findings"]
