@@ -5,15 +5,16 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON                      # compact digest on stdout
   python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
   python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
-  python3 scripts/triage_pr.py PR_JSON --lenses 2                # cap the deep review's lenses at 2
+  python3 scripts/triage_pr.py PR_JSON --lenses 2           # cap a deep review's lenses at 2 (0: none)
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
       [--findings outputs/pr-N-findings.json]               # section 3 from merged lens findings
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
-references/rocm-surface.yaml, references/vllm-rocm-review-rules.md, references/review-lenses.yaml and .md and, when present,
-references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
-1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
-empty, or without a section the reading plan needs), or a scaffold that already exists;
+references/rocm-surface.yaml, references/vllm-rocm-review-rules.md, references/review-lenses.yaml
+and .md, and when present references/upstream/mori-structure.json); never the network. Exit
+codes: 0 success; 1 unreadable or invalid input, an unusable surface file, rule catalog (missing,
+unreadable, empty, or without a section the reading plan needs) or lens file, a findings file
+that is not a merge_findings.py output for this PR, or a scaffold that already exists;
 2 usage error.
 """
 
@@ -56,7 +57,8 @@ def parse_args(argv):
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
         epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
-               "missing, empty or lacks a section the reading plan needs), or scaffold exists without --force; "
+               "missing, empty or lacks a section the reading plan needs) or lens files, a bad --findings file, or "
+               "scaffold exists without --force; "
                "2 usage error.",
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")

@@ -333,3 +333,13 @@ def fill_placeholders(text):
             done.add(section)
             lines.append(replacements[section])
     return "\n".join(lines) + "\n"
+
+
+def test_unusable_lens_file_is_one_error_line_and_exit_1(bundle_copy, pr_json):
+    lenses = bundle_copy / "references" / "review-lenses.md"
+    lenses.write_text(lenses.read_text(encoding="utf-8").replace('<a id="lens-kernel-contracts"></a>', ""),
+                      encoding="utf-8")
+    code, out, err = run_copy(bundle_copy, pr_json)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("error: the review lenses are unusable (") and "lens-kernel-contracts" in err
+    assert err.rstrip().endswith("git checkout references/review-lenses.yaml references/review-lenses.md")
