@@ -47,7 +47,7 @@ def test_a_quick_review_runs_no_lens():
     result = run_triage(file_diff("vllm/platforms/rocm.py", added=["    x = 1"]), title="[ROCm] tidy")
     assert result["reading_plan"]["depth"] == "quick"
     assert result["lenses"]["chosen"] == [] and result["lenses"]["cut"] == []
-    assert "none (quick review: one pass, no lenses)" in render_digest(result)
+    assert "## Lenses: none (quick review: one pass, no lenses)" in render_digest(result)
 
 
 def test_a_tier1_change_gets_kernel_contracts_first_then_the_next_best():
@@ -81,9 +81,10 @@ def test_digest_names_each_lens_why_and_the_extra_cost(tmp_path, capsys):
     assert triage_pr.main([str(path), "--lenses", "1"]) == 0
     digest = capsys.readouterr().out
     section = digest[digest.index("## Lenses"):digest.index("## Mechanical checks")]
-    assert section.splitlines()[1].startswith("kernel-contracts (~80k tokens): ")
-    assert "tier 1 file" in section and "cut by the cap of 1: dispatch-and-defaults" in section
-    assert "expected extra cost: ~120k tokens (1 lens pass(es) + validator ~40k)" in section
+    assert section.splitlines()[0] == (
+        "## Lenses: 1, expected extra cost ~120k tokens (validator ~40k included); each writes "
+        "outputs/pr-4242-lens-<lens>.json; cut by the cap of 1: dispatch-and-defaults")
+    assert section.splitlines()[1] == "kernel-contracts (~80k tokens): tier 1 file; type aiter-op"
     assert triage_pr.main([str(path), "--json", "--lenses", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["lenses"]["chosen"] == []
 

@@ -135,19 +135,18 @@ def _plan(plan):
 
 
 def _lenses(lenses):
-    lines = ["", "## Lenses"]
+    """One heading line with the expected extra cost, then one line per lens with why it was chosen."""
     if not lenses["chosen"]:
         reason = (f"capped at {lenses['cap']}" if lenses["depth"] == "deep"
                   else f"{lenses['depth']} review: one pass, no lenses")
-        return lines + [f"none ({reason})"]
-    for lens in lenses["chosen"]:
-        lines.append(f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}")
+        return ["", f"## Lenses: none ({reason})"]
+    output = lenses["chosen"][0]["output"].replace(lenses["chosen"][0]["id"], "<lens>")
+    head = (f"## Lenses: {len(lenses['chosen'])}, expected extra cost ~{lenses['extra_cost_tokens'] // 1000}k tokens "
+            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each writes {output}")
     if lenses["cut"]:
-        lines.append(f"cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}")
-    lines.append(f"expected extra cost: ~{lenses['extra_cost_tokens'] // 1000}k tokens "
-                 f"({len(lenses['chosen'])} lens pass(es) + validator ~{lenses['validator_cost_tokens'] // 1000}k); "
-                 f"each writes {lenses['chosen'][0]['output'].replace(lenses['chosen'][0]['id'], '<lens>')}")
-    return lines
+        head += f"; cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}"
+    return ["", head] + [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}"
+                         for lens in lenses["chosen"]]
 
 
 def _checks(checks):
