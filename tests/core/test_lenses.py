@@ -66,6 +66,7 @@ def test_a_copy_loads_like_the_original(tmp_path, lens_set):
     (lambda data: data.update(fallback=["no-such-lens"]), "fallback must list lens ids defined under lenses"),
     (lambda data: data.update(min_lenses=5, max_lenses=3), "min_lenses is larger than max_lenses"),
     (lambda data: data["lenses"][3].update(cost_tokens=0), "cost_tokens must be a positive integer"),
+    (lambda data: data.update(schema_version=2), "schema_version must be 1"),
 ])
 def test_a_malformed_yaml_is_one_error_naming_the_problem(tmp_path, edit, message):
     with pytest.raises(LensError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -18,6 +18,7 @@ from .skill_paths import LENSES_TEXT
 from .skill_paths import LENSES_YAML
 from .skill_paths import bundle_relative
 
+SCHEMA_VERSION = 1
 COMMON_ANCHOR = "lens-common"
 TOP_LEVEL_KEYS = {"schema_version", "min_lenses", "max_lenses", "min_score", "weights", "fallback",
                   "validator_cost_tokens", "lenses"}
@@ -91,6 +92,8 @@ def validate_lens_data(data):
     problems += [f"missing key {key!r}" for key in sorted(TOP_LEVEL_KEYS - set(data))]
     if problems:
         return problems
+    if data["schema_version"] != SCHEMA_VERSION:
+        problems.append(f"schema_version must be {SCHEMA_VERSION}")
     for key in ("min_lenses", "max_lenses", "min_score", "validator_cost_tokens"):
         if not _count(data[key]):
             problems.append(f"{key} must be a non-negative integer")
@@ -116,9 +119,8 @@ def validate_lens_data(data):
         if lens["id"] in seen:
             problems.append(f"{where}: defined twice")
         seen.add(lens["id"])
-        for key in ("question",):
-            if not isinstance(lens[key], str) or not lens[key].strip():
-                problems.append(f"{where}: {key} must be a non-empty string")
+        if not isinstance(lens["question"], str) or not lens["question"].strip():
+            problems.append(f"{where}: question must be a non-empty string")
         for key in ("read_first", "owns"):
             if not _strings(lens[key]) or not lens[key]:
                 problems.append(f"{where}: {key} must be a non-empty list of strings")
