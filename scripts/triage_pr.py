@@ -5,15 +5,17 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON                      # compact digest on stdout
   python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
   python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
+  python3 scripts/triage_pr.py PR_JSON --lenses 2           # cap a deep review's lenses at 2 (0: none)
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
+      [--findings outputs/pr-N-findings.json]               # section 3 from merged lens findings
   python3 scripts/triage_pr.py PR_JSON --since OLD_SHA [--repo CLONE]  # re-review: focus on changes since OLD_SHA
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
-references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
-references/upstream/mori-structure.json) and, with --since, the git clone that
-fetch_pr_data.py --checkout recorded; never the network. Exit codes: 0 success;
-1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
-empty, or without a section the reading plan needs), or a scaffold that already exists;
+references/rocm-surface.yaml, references/vllm-rocm-review-rules.md, references/review-lenses.yaml
+and .md, and when present references/upstream/mori-structure.json) and, with --since, the git
+clone that fetch_pr_data.py --checkout recorded; never the network. Exit codes: 0 success; 1 unreadable or invalid input, an unusable surface file, rule catalog (missing,
+unreadable, empty, or without a section the reading plan needs) or lens file, a findings file
+that is not a merge_findings.py output for this PR, or a scaffold that already exists;
 2 usage error.
 """
 
@@ -32,8 +34,13 @@ from vllm_rocm_review.core.cli import load_pr_document
 from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.triage.digest import render_digest
 from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.core.lenses import LensError
+from vllm_rocm_review.core.lenses import load_lenses
 from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
 from vllm_rocm_review.triage.reading_plan import expand
+from vllm_rocm_review.report.findings import FindingsError
+from vllm_rocm_review.report.findings import load_json
+from vllm_rocm_review.report.findings import merged_document_problems
 from vllm_rocm_review.report.scaffold import render_scaffold
 from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.triage import incremental
@@ -43,6 +50,8 @@ from vllm_rocm_review.triage.config import load_triage_config
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
+REMERGE = "re-create it with scripts/merge_findings.py"
+RESTORE_LENSES = "restore them with: git checkout references/review-lenses.yaml references/review-lenses.md"
 
 
 def parse_args(argv):
@@ -50,15 +59,16 @@ def parse_args(argv):
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
         epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
-               "missing, empty or lacks a section the reading plan needs), scaffold exists without --force, or "
-               "--since without a usable clone or with a head the clone does not hold; "
+               "missing, empty or lacks a section the reading plan needs) or lens files, a bad --findings file, "
+               "scaffold exists without --force, or --since without a usable clone or with a head the clone does "
+               "not hold; "
                "2 usage error.",
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
     parser.add_argument("--json", action="store_true",
                         help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
                              "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
-                             "reading_plan, checks; with --since also since)")
+                             "reading_plan, checks, lenses; with --since also since)")
     parser.add_argument("--expand", action="store_true",
                         help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
                              "and the checklist; with --json, add them as reading_plan.text")
@@ -74,6 +84,11 @@ def parse_args(argv):
                              "review to the scaffold. Needs the clone of fetch_pr_data.py --checkout")
     parser.add_argument("--repo", metavar="CLONE",
                         help="with --since, the git clone holding both heads (default: meta.checkout.path)")
+    parser.add_argument("--lenses", metavar="N", type=_count,
+                        help="run at most N review lenses in a deep review (0: none; default: the lens file's "
+                             "max_lenses); quick reviews never run lenses")
+    parser.add_argument("--findings", metavar="FINDINGS_JSON",
+                        help="with --scaffold, render section 3 from merged findings (scripts/merge_findings.py)")
     args = parser.parse_args(argv)
     if args.repo and not args.since:
         parser.error("--repo only applies to --since")
@@ -81,6 +96,8 @@ def parse_args(argv):
         parser.error("--scaffold cannot be combined with --json, --expand or --output")
     if args.force and not args.scaffold:
         parser.error("--force only applies to --scaffold")
+    if args.findings is not None and not args.scaffold:
+        parser.error("--findings only applies to --scaffold")
     return args
 
 
@@ -89,6 +106,17 @@ def commit_sha(value):
     if not incremental.SHA_PREFIX.fullmatch(value.strip()):
         raise argparse.ArgumentTypeError(f"{value!r} is not a commit SHA (7-40 hex digits); pass the marker's head=")
     return value.strip().lower()
+
+
+def _count(text):
+    """A non-negative integer option value."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of lenses (0 or more), got {text!r}")
+    return value
 
 
 def run(args):
@@ -101,7 +129,11 @@ def run(args):
         catalog = load_catalog()
     except CatalogError as exc:
         raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
-    result = triage(document, config, catalog)
+    try:
+        lenses = load_lenses()
+    except LensError as exc:
+        raise InputError(f"the review lenses are unusable ({exc}); {RESTORE_LENSES}") from None
+    result = triage(document, config, catalog, lenses=lenses, lens_cap=args.lenses)
     if args.since:
         try:
             since, diffs = incremental.changes_since(incremental.clone_for(document, args.repo), args.since, document)
@@ -121,7 +153,8 @@ def run(args):
                              f"e.g. outputs/pr-{result['pr']['number']}-review.md")
         if target.exists() and not args.force:
             raise InputError(f"{target} already exists; pass --force to overwrite it")
-        write_atomic(target, render_scaffold(document, result))
+        findings = _merged_findings(args.findings, result["pr"]["number"]) if args.findings else None
+        write_atomic(target, render_scaffold(document, result, findings))
         print(target)
         return
 
@@ -144,6 +177,21 @@ def run(args):
         say(f"wrote {args.output}")
     else:
         sys.stdout.write(output)
+
+
+def _merged_findings(path, number):
+    """The findings list of a merged findings file about PR ``number``; InputError saying what is wrong."""
+    try:
+        data = load_json(path, "merged findings file")
+    except FindingsError as error:
+        raise InputError(f"{error.problems[0]}; {REMERGE}") from None
+    problems = merged_document_problems(path, data)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"{problems[0]}{more}; {REMERGE}")
+    if data["pr"] != number:
+        raise InputError(f"{path} is about PR #{data['pr']}, not #{number}; pass this PR's findings file")
+    return data["findings"]
 
 
 def main(argv=None) -> int:

@@ -51,7 +51,7 @@ def test_json_has_stable_keys_and_is_deterministic(pr_json, capsys):
     result = json.loads(first)
     assert list(result) == ["pr", "relevance", "relevance_evidence", "rocm_files", "shared_files", "pr_types",
                             "families", "rules", "judgment_rules", "skipped_rules", "tiers", "flags",
-                            "reading_plan", "checks"]
+                            "reading_plan", "checks", "lenses"]
     assert result["relevance"] == "full"
     assert list(result["checks"]) == ["mori-symbols", "env-vars", "magic-constants", "perf-claims", "ci",
                                       "prompt-injection"]
@@ -171,7 +171,7 @@ def bundle_copy(tmp_path):
     root = tmp_path / "skill"
     shutil.copytree(SCRIPTS_DIR, root / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "references").mkdir()
-    for name in ("rocm-surface.yaml", "vllm-rocm-review-rules.md"):
+    for name in ("rocm-surface.yaml", "vllm-rocm-review-rules.md", "review-lenses.yaml", "review-lenses.md"):
         shutil.copy(ROOT / "references" / name, root / "references" / name)
     return root
 
@@ -334,3 +334,13 @@ def fill_placeholders(text):
             done.add(section)
             lines.append(replacements[section])
     return "\n".join(lines) + "\n"
+
+
+def test_unusable_lens_file_is_one_error_line_and_exit_1(bundle_copy, pr_json):
+    lenses = bundle_copy / "references" / "review-lenses.md"
+    lenses.write_text(lenses.read_text(encoding="utf-8").replace('<a id="lens-kernel-contracts"></a>', ""),
+                      encoding="utf-8")
+    code, out, err = run_copy(bundle_copy, pr_json)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("error: the review lenses are unusable (") and "lens-kernel-contracts" in err
+    assert err.rstrip().endswith("git checkout references/review-lenses.yaml references/review-lenses.md")

@@ -13,6 +13,8 @@ UPSTREAM_DIR = REFERENCES_DIR / "upstream"
 OUTPUTS_DIR = SKILL_DIR / "outputs"
 SURFACE_YAML = REFERENCES_DIR / "rocm-surface.yaml"
 RULES_CATALOG = REFERENCES_DIR / "vllm-rocm-review-rules.md"
+LENSES_YAML = REFERENCES_DIR / "review-lenses.yaml"
+LENSES_TEXT = REFERENCES_DIR / "review-lenses.md"
 EXAMPLE_REPORT = REFERENCES_DIR / "example-report.md"
 EXAMPLE_PR = SKILL_DIR / "examples" / "example-pr.json"
 

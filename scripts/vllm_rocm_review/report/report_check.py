@@ -597,7 +597,11 @@ def check_finding_order(findings):
 
 
 def names_trigger(finding):
-    text = " ".join(line for _, line in finding.body)
+    return text_names_trigger(" ".join(line for _, line in finding.body))
+
+
+def text_names_trigger(text):
+    """Whether prose names a concrete triggering input; paths and URLs do not count."""
     text = PATH_TOKEN.sub(" ", URL.sub(" ", text))
     return any(regex.search(text) for regex in fmt.TRIGGER_REGEXES.values())
 

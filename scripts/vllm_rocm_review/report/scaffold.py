@@ -13,13 +13,17 @@ from pathlib import Path
 import jinja2
 
 from . import report_format as fmt
+from .findings_render import render_findings_section
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report-scaffold.md.j2"
 
 
-def render_scaffold(document, result):
-    """The scaffold text for this PR document and its triage result."""
+def render_scaffold(document, result, findings=None):
+    """The scaffold text for this PR document and its triage result.
+
+    With ``findings`` (a merged findings list), section 3 is rendered from them instead of placeholders.
+    """
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
                                      keep_trailing_newline=True, autoescape=False)
     template = environment.get_template(TEMPLATE_NAME)
@@ -34,6 +38,7 @@ def render_scaffold(document, result):
         shared_files=_paths(result["shared_files"]),
         linked_issues=", ".join(f"#{issue['number']}" for issue in document.get("linked_issues") or []),
         questions=_questions(result),
+        findings_section=None if findings is None else "\n".join(render_findings_section(findings)),
         discussion=_discussion(document),
         previous_review=previous_review_line(result["since"]) if "since" in result else None,
     )

@@ -22,6 +22,7 @@ def render_digest(result):
     lines += _rules(result)
     lines += _tiers(result)
     lines += _plan(result["reading_plan"])
+    lines += _lenses(result["lenses"])
     lines += _checks(result["checks"])
     return "\n".join(lines) + "\n"
 
@@ -157,6 +158,21 @@ def _plan(plan):
         lines.append(f"then read {plan['then_read_in_full']} in full (deep review)")
     lines.append("print them: rerun triage_pr.py on this PR document with --expand")
     return lines
+
+
+def _lenses(lenses):
+    """One heading line with the expected extra cost, then one line per lens with why it was chosen."""
+    if not lenses["chosen"]:
+        reason = (f"capped at {lenses['cap']}" if lenses["depth"] == "deep"
+                  else f"{lenses['depth']} review: one pass, no lenses")
+        return ["", f"## Lenses: none ({reason})"]
+    output = lenses["chosen"][0]["output"].replace(lenses["chosen"][0]["id"], "<lens>")
+    head = (f"## Lenses: {len(lenses['chosen'])}, expected extra cost ~{lenses['extra_cost_tokens'] // 1000}k tokens "
+            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each writes {output}")
+    if lenses["cut"]:
+        head += f"; cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}"
+    return ["", head] + [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}"
+                         for lens in lenses["chosen"]]
 
 
 def _checks(checks):

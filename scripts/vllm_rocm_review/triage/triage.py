@@ -11,11 +11,16 @@ from . import mechanical
 from . import reading_plan as reading
 from . import relevance as gate
 from . import risk
+from .lenses import select_lenses
+from ..core.lenses import bundle_lenses
 from ..core.diff_parse import diff_from_document
 
 
-def triage(document, config, catalog, snapshot_path=None):
-    """The full triage result for a validated PR document (key order is part of the output contract)."""
+def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=None):
+    """The full triage result for a validated PR document (key order is part of the output contract).
+
+    ``lenses`` is the lens set (default: the bundle's); ``lens_cap`` caps how many a deep review runs.
+    """
     pr = document["pr"]
     diffs = diff_from_document(document)
     verdict, rocm_files, shared_files = gate.gate(config, pr, diffs)
@@ -47,6 +52,7 @@ def triage(document, config, catalog, snapshot_path=None):
         "reading_plan": plan,
         "checks": checks,
     }
+    result["lenses"] = select_lenses(lenses if lenses is not None else bundle_lenses(), result, lens_cap)
     return result
 
 
