@@ -50,17 +50,22 @@ def _call_name(entry):
     name = entry["qualname"].rsplit(".", 1)[-1]
     if name == "__init__" and "." in entry["qualname"]:
         name = entry["qualname"].rsplit(".", 2)[-2]
-    if name.startswith("__") or len(name) < MIN_NAME_LENGTH or entry["kind"] == "attribute":
+    if name.startswith("__") or len(name) < MIN_NAME_LENGTH:
+        return None
+    if entry["kind"] == "attribute" and entry["change"] != "removed":
         return None
     return name
 
 
 def callers(ws, symbols):
-    """Where each changed or added function/class is used at head (one git grep for all names)."""
+    """Where each changed, added or removed symbol is used at head (one git grep for all names).
+
+    A removed function or class attribute still named at head is a place the removal breaks.
+    """
     names = {}
     for entry in symbols:
         name = _call_name(entry)
-        if name and entry["head"]:
+        if name:
             names.setdefault(name, []).append(f"{entry['path']}:{entry['qualname']}")
     if not names:
         return {}
@@ -113,11 +118,16 @@ def twins(ws, symbols):
         resigned = [e for e in entries if e["signature_changed"]]
         result.append({"family": family_id, "name": name, "changed_in": changed,
                        "signature_changed_in": sorted({e["path"] for e in resigned}), "unchanged_twins": unchanged})
-        if unchanged and (len(changed) > 1 or resigned):
-            why = "its signature changes" if resigned else f"the PR changes it in {len(changed)} files"
+        touched_files = {diff.path for diff in ws.diffs}
+        left_in_touched = [t for t in unchanged if t.rsplit(":", 1)[0] in touched_files]
+        if (resigned and unchanged) or left_in_touched:
+            shown = left_in_touched or unchanged
+            why = ("its signature changes in " + ", ".join(sorted({e["path"] for e in resigned}))
+                   if resigned else f"the PR changes it in {len(changed)} file(s)")
+            where = "in files the PR also edits" if left_in_touched else "elsewhere in the family"
             flags.append(flag("TWIN-DIVERGES", changed[0], (entries[0]["head"] or entries[0]["base"])["start"],
-                              f"{name} in {family_id}: {why} but not in {len(unchanged)} twin(s): "
-                              + ", ".join(unchanged[:3]) + (" …" if len(unchanged) > 3 else "")))
+                              f"{name} ({family_id}): {why}, but not in {len(shown)} twin(s) {where}: "
+                              + ", ".join(shown[:3]) + (" …" if len(shown) > 3 else "")))
     return result, flags
 
 

@@ -41,7 +41,9 @@ def amd_steps(ws):
             if isinstance(commands, str):
                 commands = [commands]
             paths = sorted({p for command in commands for p in _command_paths(str(command), base)})
-            steps.append((path, str(step.get("label", "?")), base, paths))
+            pool = source.get("agent_pool") or source.get("device")
+            label = str(step.get("label", "?")) + (f" [{pool}]" if pool else "")
+            steps.append((path, label, base, paths))
     return steps
 
 
@@ -79,8 +81,8 @@ def ci_coverage(ws):
     coverage = {}
     for diff in ws.diffs:
         if diff.status != "removed" and is_test_file(diff.path):
-            coverage[diff.path] = [f"{file}: {label}" for file, label, _, paths in steps
-                                   if any(covers(p, diff.path) for p in paths)]
+            coverage[diff.path] = sorted({f"{file}: {label}" for file, label, _, paths in steps
+                                          if any(covers(p, diff.path) for p in paths)})
     return coverage, _missing_paths(ws)
 
 

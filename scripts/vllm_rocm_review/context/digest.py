@@ -1,6 +1,10 @@
 """The pack as a Markdown digest of at most ``max_lines`` lines; the JSON keeps everything."""
 
+import ast
+
 DEFAULT_MAX_LINES = 150
+COMMON_NAME_SITES = 60
+TEST_PREFIX = "tests/"
 
 
 def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
@@ -13,7 +17,8 @@ def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
     sections = [
         ("Flags", [f"- {f['code']} {f['path']}{':' + str(f['line']) if f['line'] else ''}: {f['message']}"
                    for f in pack["flags"]]),
-        ("Changed symbols", [_symbol(s) for s in pack["symbols"]]),
+        ("Changed symbols (product code first)",
+         [_symbol(s) for s in sorted(pack["symbols"], key=lambda s: s["path"].startswith(TEST_PREFIX))]),
         ("Callers at head (outside the diff first)", _callers(pack["callers"])),
         ("Twins", _twins(pack["twins"])),
         ("Env vars", [_env(name, info) for name, info in pack["env_vars"].items()]),
@@ -55,15 +60,53 @@ def _symbol(entry):
     sides = " → ".join(f"{side} {entry[side]['start']}-{entry[side]['end']}" for side in ("base", "head") if entry[side])
     text = f"- {entry['path']} {entry['qualname']} [{entry['kind']}, {entry['change']}] {sides}"
     if entry["signature_changed"]:
-        text += f"; signature: {entry['base']['signature']} → {entry['head']['signature']}"
+        text += "; signature " + _signature_delta(entry["base"]["signature"], entry["head"]["signature"])
     return text
 
 
+def _parameters(signature):
+    """The parameter texts and return annotation of a ``def`` signature, or None for anything else."""
+    try:
+        node = ast.parse(signature + ": pass").body[0]
+    except SyntaxError:
+        return None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    texts = [_parameter(arg, default) for arg, default in zip(positional, defaults)]
+    texts += [_parameter(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+    texts += [f"*{args.vararg.arg}"] if args.vararg else []
+    texts += [f"**{args.kwarg.arg}"] if args.kwarg else []
+    return texts, ast.unparse(node.returns) if node.returns else None
+
+
+def _parameter(arg, default):
+    text = arg.arg + (f": {ast.unparse(arg.annotation)}" if arg.annotation else "")
+    return text + (f"={ast.unparse(default)}" if default is not None else "")
+
+
+def _signature_delta(before, after):
+    """What changed between two signatures: removed (-) and added (+) parameters, return type."""
+    old, new = _parameters(before), _parameters(after)
+    if old is None or new is None:
+        return f"{before} → {after}"
+    changes = [f"-{p}" for p in old[0] if p not in new[0]] + [f"+{p}" for p in new[0] if p not in old[0]]
+    if old[1] != new[1]:
+        changes.append(f"returns {old[1]} → {new[1]}")
+    return ", ".join(changes) or "reordered"
+
+
 def _callers(callers):
+    """Most specific names first; a name with more than COMMON_NAME_SITES sites gets no site list."""
     if not callers:
         return []
     lines = []
-    for name, info in callers.items():
+    for name, info in sorted(callers.items(), key=lambda item: (item[1]["total"], item[0])):
+        if info["total"] > COMMON_NAME_SITES:
+            lines.append(f"- {name}: {info['total']} site(s), too common a name to list here")
+            continue
         sites = ", ".join(f"{s['path']}:{s['line']}" + ("" if not s["in_diff"] else " (in diff)") for s in info["sites"][:4])
         more = info["total"] - min(4, len(info["sites"]))
         lines.append(f"- {name}: {info['total']} site(s), {info['outside_diff']} outside the diff"
