@@ -6,10 +6,11 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON --json               # full result as JSON
   python3 scripts/triage_pr.py PR_JSON --expand             # the catalog text the reading plan names
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
+  python3 scripts/triage_pr.py PR_JSON --context outputs/pr-N-context.json   # with the pack's flags
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
 references/rocm-surface.yaml, references/vllm-rocm-review-rules.md and, when present,
-references/upstream/mori-structure.json); never the network. Exit codes: 0 success;
+references/upstream/mori-structure.json, and the --context pack); never the network. Exit codes: 0 success;
 1 unreadable or invalid input, an unusable surface file or rule catalog (missing, unreadable,
 empty, or without a section the reading plan needs), or a scaffold that already exists;
 2 usage error.
@@ -37,6 +38,8 @@ from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.triage.triage import triage
 from vllm_rocm_review.triage.config import TriageConfigError
 from vllm_rocm_review.triage.config import load_triage_config
+from vllm_rocm_review.triage.context_flags import ContextPackError
+from vllm_rocm_review.triage.context_flags import load_context_pack
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
@@ -47,14 +50,14 @@ def parse_args(argv):
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
         epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
-               "missing, empty or lacks a section the reading plan needs), or scaffold exists without --force; "
+               "missing, empty or lacks a section the reading plan needs), a --context file that is not this PR's pack, or scaffold exists without --force; "
                "2 usage error.",
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
     parser.add_argument("--json", action="store_true",
                         help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
                              "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
-                             "reading_plan, checks)")
+                             "reading_plan, checks; checks.context with --context)")
     parser.add_argument("--expand", action="store_true",
                         help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
                              "and the checklist; with --json, add them as reading_plan.text")
@@ -63,6 +66,9 @@ def parse_args(argv):
                         help="write the report skeleton (exact header, five sections, TODO(agent) placeholders) to "
                              "REPORT_PATH and print its path; refuses to overwrite without --force")
     parser.add_argument("--force", action="store_true", help="with --scaffold, overwrite an existing report")
+    parser.add_argument("--context", metavar="PACK_JSON",
+                        help="the context pack of this PR (outputs/pr-N-context.json from scripts/context_pack.py); "
+                             "its flags become the mechanical check 'context'")
     args = parser.parse_args(argv)
     if args.scaffold and (args.json or args.expand or args.output):
         parser.error("--scaffold cannot be combined with --json, --expand or --output")
@@ -81,7 +87,13 @@ def run(args):
         catalog = load_catalog()
     except CatalogError as exc:
         raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
-    result = triage(document, config, catalog)
+    pack = None
+    if args.context:
+        try:
+            pack = load_context_pack(args.context, document["pr"]["number"])
+        except ContextPackError as exc:
+            raise InputError(str(exc)) from None
+    result = triage(document, config, catalog, context_pack=pack)
     missing = result["reading_plan"]["missing"]
     if missing:
         raise InputError(f"MISSING-RULE-TEXT: {CATALOG_NAME} has no section {', '.join(missing)}, which this PR's "

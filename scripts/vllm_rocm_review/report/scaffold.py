@@ -59,8 +59,10 @@ def _questions(result):
     """Raised flags and mechanical checks that the report must address."""
     questions = [f"{name} — {flag['detail']}" for name, flag in result["flags"].items()
                  if flag["state"] in ("raised", "unknown")]
-    for name in ("mori-symbols", "perf-claims", "prompt-injection", "env-vars"):
-        check = result["checks"][name]
+    for name in ("mori-symbols", "perf-claims", "prompt-injection", "env-vars", "context"):
+        check = result["checks"].get(name)
+        if check is None:
+            continue
         if check["status"] in ("attention", "unchecked"):
             questions.append(f"{name} — {check['summary']}" + (f" (NOTICE: {check['notice']})" if check.get("notice") else ""))
     return questions
