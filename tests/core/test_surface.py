@@ -198,7 +198,7 @@ def test_exclude_globs_carve_out_of_an_entry():
 
 def test_iter_surface_paths_covers_every_path_section(surface):
     sections = {section for section, _ in iter_surface_paths(surface)}
-    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs"}
+    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs", "context_pack"}
     tuning = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "tuning_configs"]
     assert tuning == surface["tuning_configs"]["globs"]
 

@@ -30,29 +30,26 @@ def hot_path_copies(ws):
             function = sym.innermost(defs, number)
             if function is None:
                 continue
+            buffer = EMPTY_LIKE.search(masked[:comment])
+            use = _accumulating_use(buffer.group("var"), lines[number:function.end], accumulators) if buffer else None
             for match in COPY.finditer(masked[:comment]):
-                if function.name not in reached:
+                if function.name not in reached or (use and match.group("alloc") == "empty_like"):
                     continue
                 target = match.group("target") or match.group("moved")
                 op = match.group("op") or ("to" if match.group("moved") else match.group("alloc"))
                 role = ("weight" if target and re.search(r"weight|(^|\.)w\d*(_|$)", target)
                         else "activation" if target else "new buffer")
-                entry = {"path": diff.path, "line": number, "function": function.qualname, "op": op,
-                         "tensor": target, "role": role}
-                entries.append(entry)
+                entries.append({"path": diff.path, "line": number, "function": function.qualname, "op": op,
+                                "tensor": target, "role": role})
                 flags.append(flag("HOT-PATH-COPY", diff.path, number,
                                   f"{op} on {target or 'a new tensor'} ({role}) added in {function.qualname}, "
                                   "which the forward path reaches"))
-            buffer = EMPTY_LIKE.search(masked[:comment])
-            if buffer:
-                body = lines[number:function.end]
-                use = _accumulating_use(buffer.group("var"), body, accumulators)
-                if use:
-                    entries.append({"path": diff.path, "line": number, "function": function.qualname,
-                                    "op": "empty_like", "tensor": buffer.group("var"), "role": "accumulator"})
-                    flags.append(flag("HOT-PATH-COPY", diff.path, number,
-                                      f"torch.empty_like result {buffer.group('var')} is uninitialised but feeds "
-                                      f"`{use.strip()[:80]}`"))
+            if use:
+                entries.append({"path": diff.path, "line": number, "function": function.qualname,
+                                "op": "empty_like", "tensor": buffer.group("var"), "role": "accumulator"})
+                flags.append(flag("HOT-PATH-COPY", diff.path, number,
+                                  f"torch.empty_like result {buffer.group('var')} is uninitialised but feeds "
+                                  f"`{use.strip()[:80]}`"))
     return entries, flags
 
 

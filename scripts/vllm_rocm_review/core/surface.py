@@ -142,6 +142,12 @@ def iter_surface_paths(surface):
             yield section, entry
     for pattern in (surface.get("tuning_configs") or {}).get("globs") or []:
         yield "tuning_configs", {"path": pattern}
+    pack = surface.get("context_pack") or {}
+    for family in pack.get("twin_families") or []:
+        yield "context_pack", {"path": family["dir"] + "/*.py"}
+    for key in ("amd_files", "mirrored_files"):
+        for path in (pack.get("ci") or {}).get(key) or []:
+            yield "context_pack", {"path": path}
 
 
 def check_surface_paths(surface, tree_paths):
