@@ -8,6 +8,8 @@ import context_pack
 from git_pr import pr_document
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.core.surface import load_surface
+from context_repo import small_pr_path  # noqa: F401  (fixtures)
+from context_repo import small_repo  # noqa: F401
 
 SURFACE = load_surface()
 

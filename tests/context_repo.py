@@ -1,4 +1,7 @@
-"""A small vLLM-shaped git repository with a base, an unrelated and a head commit, built per session."""
+"""A small vLLM-shaped git repository (base, an unrelated commit, the PR head with a rename) and its PR document.
+
+Import the fixtures `small_repo` and `small_pr_path` into a test module to use them.
+"""
 
 import json
 import textwrap
