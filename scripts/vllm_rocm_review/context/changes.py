@@ -6,6 +6,12 @@ from . import symbols as sym
 from .workspace import flag
 
 MIN_NAME_LENGTH = 3
+DEFINITION = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
+def word_finder(words):
+    """One regex finding any of ``words`` as a whole word (longest first, so no word hides another)."""
+    return re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))) + r")\b")
 
 
 def changed_symbols(ws):
@@ -71,11 +77,12 @@ def callers(ws, symbols):
         return {}
     cap = ws.settings["callers_per_symbol"]
     added = ws.added_lines()
-    words = {name: re.compile(rf"\b{re.escape(name)}\b") for name in names}
+    words = word_finder(names)
     sites = {name: [] for name in names}
-    for path, line, text in ws.reader.grep(ws.head, list(names), ["*.py"]):
-        for name, word in words.items():
-            if not word.search(text) or re.match(rf"\s*(async\s+)?(def|class)\s+{re.escape(name)}\b", text):
+    for path, line, text in ws.reader.grep_words(ws.head, list(names), ["*.py"]):
+        defined = DEFINITION.match(text)
+        for name in set(words.findall(text)):
+            if defined and defined.group(1) == name:
                 continue
             sites[name].append({"path": path, "line": line, "text": text.strip()[:120],
                                 "in_diff": (path, line) in added})
@@ -105,7 +112,7 @@ def twins(ws, symbols):
     pattern = rf"^\s+((async\s+)?def\s+({alternatives})\s*\(|({alternatives})\s*(:[^=]*)?=)"
     dirs = [f["dir"] for f in families if any(key[0] == f["id"] for key in members)]
     definers = {}
-    for path, line, text in ws.reader.grep(ws.head, [pattern], [f"{d}/*.py" for d in dirs], fixed=False, word=False):
+    for path, line, text in ws.reader.grep_regex(ws.head, pattern, [f"{d}/*.py" for d in dirs]):
         match = re.match(pattern, text)
         name = match.group(3) or match.group(4)
         definers.setdefault(name, []).append((path, line))

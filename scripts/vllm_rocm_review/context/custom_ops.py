@@ -1,9 +1,11 @@
 """Section 7: custom-op registrations the diff touches, and real impls that alias an input."""
 
 import ast
+import re
 
 from .workspace import flag
 
+REGISTRATION = re.compile(r"\b(direct_register_custom_op|custom_op)\b")
 VIEW_METHODS = {"view", "view_as", "reshape", "transpose", "t", "permute", "expand", "expand_as", "narrow",
                 "squeeze", "unsqueeze", "flatten", "unflatten", "as_strided", "detach", "select", "split",
                 "chunk", "unbind", "movedim", "contiguous"}
@@ -17,6 +19,8 @@ def custom_ops(ws):
         added.setdefault(diff.path, set()).update(number for number, _ in diff.added)
     for path in sorted(ws.head_trees):
         lines = added.get(path) or set()
+        if not lines or not REGISTRATION.search(ws.head_texts[path]):
+            continue
         tree = ws.head_trees[path]
         functions = {node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for registration in _registrations(tree, functions):

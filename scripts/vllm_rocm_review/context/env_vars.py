@@ -4,6 +4,7 @@ import ast
 import re
 
 from . import symbols as sym
+from .changes import word_finder
 from .workspace import flag
 from ..core.surface import compile_pattern
 
@@ -129,11 +130,12 @@ def _readers(ws, names, registry_path):
     """{name: {"total", "sites"}}: lines reading each variable at head, outside the registry."""
     cap = ws.settings["readers_per_variable"]
     found = {name: [] for name in names}
-    words = {name: re.compile(rf"\b{name}\b") for name in names}
-    for path, line, text in ws.reader.grep(ws.head, names, ["*.py"]):
+    if not names:
+        return {}
+    words = word_finder(names)
+    for path, line, text in ws.reader.grep_words(ws.head, names, ["*.py"]):
         if path == registry_path:
             continue
-        for name, word in words.items():
-            if word.search(text):
-                found[name].append(f"{path}:{line}")
+        for name in sorted(set(words.findall(text))):
+            found[name].append(f"{path}:{line}")
     return {name: {"total": len(sites), "sites": sites[:cap]} for name, sites in found.items()}
