@@ -10,6 +10,8 @@ import yaml
 from .workspace import flag
 from .workspace import matches_any
 
+# The C loader when PyYAML has it: CI files are large and read on every run.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PATH_TOKEN = re.compile(r"^[\w./-]+$")
 LIST_PATH = re.compile(r"^\s*-\s*[\"']?(?P<path>[\w.-]+/[\w./-]*)[\"']?\s*$")
 
@@ -27,7 +29,7 @@ def amd_steps(ws):
     steps = []
     for path in files:
         try:
-            data = yaml.safe_load(texts[path] or "")
+            data = yaml.load(texts[path] or "", Loader=YAML_LOADER)
         except yaml.YAMLError:
             continue
         whole_file = path in ci["amd_files"]
