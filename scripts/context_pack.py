@@ -36,7 +36,7 @@ from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.core.surface import load_surface
 
 
-def positive(text):
+def line_limit(text):
     try:
         value = int(text)
     except ValueError:
@@ -56,12 +56,13 @@ def parse_args(argv):
     )
     parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
     parser.add_argument("--repo", metavar="VLLM_CLONE",
-                        help="bare or normal vLLM clone holding the PR's base and head commits "
-                             "(default: meta.checkout.path; without either, meta.sources is used)")
+                        help="bare or normal vLLM clone holding the PR's base and head commits (default: "
+                             "meta.checkout.path; without meta.checkout, the PR's base and head SHAs are looked up "
+                             "in it; without either, meta.sources is used)")
     parser.add_argument("--output", metavar="PATH",
                         help="digest path (default outputs/pr-N-context.md); the JSON goes beside it with .json")
     parser.add_argument("--json", action="store_true", help="print the full pack as JSON instead of the digest")
-    parser.add_argument("--max-lines", type=positive, default=DEFAULT_MAX_LINES, metavar="N",
+    parser.add_argument("--max-lines", type=line_limit, default=DEFAULT_MAX_LINES, metavar="N",
                         help=f"digest length limit (default {DEFAULT_MAX_LINES}, at least 20)")
     args = parser.parse_args(argv)
     if args.output is not None and not args.output.strip():
@@ -81,8 +82,10 @@ def run(args):
         raise InputError(f"{exc}; {FIX_SURFACE}") from None
     try:
         pack = build_pack(document, args.repo, surface["context_pack"], surface)
-    except (PackError, GitReadError) as exc:
+    except PackError as exc:
         raise InputError(str(exc)) from None
+    except GitReadError as exc:
+        raise InputError(f"{exc}; pass --repo a vLLM clone (bare or normal) that holds the PR's commits") from None
     digest_path = Path(args.output or f"outputs/pr-{pack['pr']['number']}-context.md")
     json_path = digest_path.with_suffix(".json")
     data = json.dumps(pack, ensure_ascii=False, indent=1) + "\n"

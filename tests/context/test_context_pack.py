@@ -168,3 +168,16 @@ def test_bare_clone_works_like_the_work_tree(small_repo, tmp_path, pack):
     subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
     document = pr_document(root, base, head, 7001)
     assert build_pack(document, str(bare), SURFACE["context_pack"], SURFACE)["flags"] == pack["flags"]
+
+
+def test_repo_that_is_not_a_clone_is_one_line_error(small_pr_path, tmp_path, capsys):
+    assert context_pack.main([str(small_pr_path), "--repo", str(tmp_path), "--output", str(tmp_path / "x.md")]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {tmp_path} is not a git clone; pass --repo") and error.count("\n") == 1
+
+
+def test_max_lines_below_twenty_is_a_usage_error(small_pr_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        context_pack.main([str(small_pr_path), "--max-lines", "5"])
+    assert stop.value.code == 2
+    assert "must be at least 20" in capsys.readouterr().err

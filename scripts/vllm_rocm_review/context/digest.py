@@ -5,6 +5,7 @@ import ast
 DEFAULT_MAX_LINES = 150
 COMMON_NAME_SITES = 60
 TEST_PREFIX = "tests/"
+SIGNATURE_CHARS = 90
 
 
 def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
@@ -91,11 +92,15 @@ def _signature_delta(before, after):
     """What changed between two signatures: removed (-) and added (+) parameters, return type."""
     old, new = _parameters(before), _parameters(after)
     if old is None or new is None:
-        return f"{before} → {after}"
+        return f"{_clip(before)} → {_clip(after)}"
     changes = [f"-{p}" for p in old[0] if p not in new[0]] + [f"+{p}" for p in new[0] if p not in old[0]]
     if old[1] != new[1]:
         changes.append(f"returns {old[1]} → {new[1]}")
     return ", ".join(changes) or "reordered"
+
+
+def _clip(text, limit=SIGNATURE_CHARS):
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _callers(callers):

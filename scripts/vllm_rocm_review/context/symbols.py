@@ -20,10 +20,6 @@ class Definition:
     def name(self):
         return self.qualname.rsplit(".", 1)[-1]
 
-    @property
-    def owner(self):
-        return self.qualname.rsplit(".", 1)[0] if "." in self.qualname else None
-
 
 def parse_python(text):
     """The module's AST, or None when the text does not parse."""
