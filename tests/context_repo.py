@@ -210,6 +210,14 @@ HEAD_CHANGES = {
             monkeypatch.setenv("VLLM_USE_FOO", "0")
             assert True
         ''',
+    "vllm/lib_ops.py": '''
+        import torch
+
+
+        @torch.library.custom_op("vllm::scale_in_place", mutates_args=())
+        def scale_in_place(x: torch.Tensor, factor: float) -> torch.Tensor:
+            return x[:, :1]
+        ''',
     "tests/v1/attention/test_new.py": '''
         def test_new():
             assert True

@@ -92,10 +92,11 @@ def test_ci_coverage_by_path_and_mirror(pack):
 
 
 def test_custom_op_returning_a_view_of_an_input_is_aliasing(pack):
-    (op,) = pack["custom_ops"]
-    assert (op["op"], op["impl"], op["fake_impl"], op["mutates_args"], op["returns_inputs"]) == (
-        "my_op", "my_op_impl", "my_op_fake", ["out"], ["x"])
-    assert flags(pack, "OP-ALIASING") == [("vllm/ops.py", 6)]
+    found = [(op["path"], op["op"], op["impl"], op["fake_impl"], op["mutates_args"], op["returns_inputs"])
+             for op in pack["custom_ops"]]
+    assert found == [("vllm/lib_ops.py", "vllm::scale_in_place", "scale_in_place", None, [], ["x"]),
+                     ("vllm/ops.py", "my_op", "my_op_impl", "my_op_fake", ["out"], ["x"])]
+    assert flags(pack, "OP-ALIASING") == [("vllm/lib_ops.py", 5), ("vllm/ops.py", 6)]
 
 
 def test_hot_path_copies(pack):

@@ -25,7 +25,7 @@ def test_flags_become_the_context_check(small_pr_path, pack_path, capsys):
     pack = json.loads(pack_path.read_text())
     assert check["status"] == "attention"
     assert [item["code"] for item in check["items"]] == [f["code"] for f in pack["flags"]]
-    assert "OP-ALIASING 1" in check["summary"]
+    assert "OP-ALIASING 2" in check["summary"]
 
 
 def test_digest_lists_the_context_flags(small_pr_path, pack_path, capsys):
