@@ -148,6 +148,16 @@ def broken(surface, edit):
         (lambda d: d["mori_api"]["mori.io"].append("IOEngine.read()"),
          "mori_api['mori.io']: 'IOEngine.read()' is not a name or Class.member"),
         (lambda d: d.pop("rule_ids"), "missing top-level key 'rule_ids'"),
+        (lambda d: d["context_pack"]["twin_families"][0].update(dir="vllm/v1/attention/backends/"),
+         "context_pack.twin_families[0].dir 'vllm/v1/attention/backends/' must be a repository-relative"),
+        (lambda d: d["context_pack"]["twin_families"].append(dict(d["context_pack"]["twin_families"][0])),
+         "context_pack.twin_families[4].id 'attention-backends' is repeated"),
+        (lambda d: d["context_pack"]["env_sets"][0].update(pattern="monkeypatch\\.setenv\\((?P<name>\\w+)"),
+         "context_pack.env_sets[0].pattern must capture (?P<name>...) and (?P<value>...)"),
+        (lambda d: d["context_pack"].update(hot_entry="(forward"), "context_pack.hot_entry '(forward' does not compile"),
+        (lambda d: d["context_pack"]["ci"].update(default_working_dir="/elsewhere"),
+         "context_pack.ci.working_dirs must be a mapping that holds default_working_dir"),
+        (lambda d: d["context_pack"].pop("callers_per_symbol"), "context_pack lacks callers_per_symbol"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):
