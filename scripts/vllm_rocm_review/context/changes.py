@@ -109,7 +109,7 @@ def twins(ws, symbols):
         return [], []
     method_names = sorted({name for _, name in members})
     alternatives = "|".join(re.escape(name) for name in method_names)
-    pattern = rf"^\s+((async\s+)?def\s+({alternatives})\s*\(|({alternatives})\s*(:[^=]*)?=)"
+    pattern = rf"^\s+((async\s+)?def\s+({alternatives})\s*\(|({alternatives})\s*(:[^=]*)?=([^=]|$))"
     dirs = [f["dir"] for f in families if any(key[0] == f["id"] for key in members)]
     definers = {}
     for path, line, text in ws.reader.grep_regex(ws.head, pattern, [f"{d}/*.py" for d in dirs]):
