@@ -5,11 +5,13 @@ The case's merge commit is the PR head and its first parent the base.
 """
 
 import os
-import subprocess
 
 import pytest
 
-from vllm_cases import build_pr_document
+from bless import CONTEXT_CASES
+from bless import context_golden_path
+from bless import render_context_golden
+from vllm_cases import checkout_document
 from vllm_rocm_review.context.digest import render_digest
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.core.surface import load_surface
@@ -20,14 +22,9 @@ pytestmark = pytest.mark.skipif(not CLONE, reason="VLLM_ROCM_REVIEW_TEST_CLONE i
 
 
 def case_pack(number):
-    document = build_pr_document(number)
-    head = document["pr"]["head"]["sha"]
-    found = subprocess.run(["git", "-C", CLONE, "rev-parse", "--verify", "--quiet", f"{head}^"],
-                           capture_output=True, text=True)
-    if found.returncode != 0:
-        pytest.skip(f"the clone does not hold case {number}'s merge commit {head[:12]} and its parent")
-    base = found.stdout.strip()
-    document["meta"]["checkout"] = {"path": CLONE, "base_sha": base, "head_sha": head, "merge_base": base}
+    document = checkout_document(number, CLONE)
+    if document is None:
+        pytest.skip(f"the clone does not hold case {number}'s merge commit and its parent")
     return build_pack(document, None, SURFACE["context_pack"], SURFACE)
 
 
@@ -60,9 +57,10 @@ def test_39125_accept_output_buffer_sweep_is_complete(packs):
     assert pack["callers"]["accept_output_buffer"]["total"] == 0
 
 
-@pytest.mark.parametrize("number", [43660, 33443, 39125])
-def test_digest_fits_and_is_deterministic(packs, number):
-    pack = cached(packs, number)
-    digest = render_digest(pack, f"pr-{number}-context.json")
+@pytest.mark.parametrize("number", CONTEXT_CASES)
+def test_digest_fits_and_matches_its_golden(packs, number):
+    digest = render_digest(cached(packs, number), f"pr-{number}-context.json")
     assert len(digest.splitlines()) <= 150
-    assert digest == render_digest(case_pack(number), f"pr-{number}-context.json")
+    assert digest == render_context_golden(number, CLONE)
+    assert digest == context_golden_path(number).read_text(encoding="utf-8"), \
+        f"context digest of {number} changed; run VLLM_ROCM_REVIEW_TEST_CLONE=... python3 tests/bless.py and review the diff"
