@@ -9,13 +9,16 @@ Usage:
   python3 scripts/triage_pr.py PR_JSON --scaffold outputs/pr-N-review.md [--force]
       [--findings outputs/pr-N-findings.json]               # section 3 from merged lens findings
   python3 scripts/triage_pr.py PR_JSON --since OLD_SHA [--repo CLONE]  # re-review: focus on changes since OLD_SHA
+  python3 scripts/triage_pr.py PR_JSON --context outputs/pr-N-context.json   # with the pack's flags
 
 PR_JSON is what scripts/fetch_pr_data.py writes. Reads local files only (the PR document,
 references/rocm-surface.yaml, references/vllm-rocm-review-rules.md, references/review-lenses.yaml
-and .md, and when present references/upstream/mori-structure.json) and, with --since, the git
-clone that fetch_pr_data.py --checkout recorded; never the network. Exit codes: 0 success; 1 unreadable or invalid input, an unusable surface file, rule catalog (missing,
-unreadable, empty, or without a section the reading plan needs) or lens file, a findings file
-that is not a merge_findings.py output for this PR, or a scaffold that already exists;
+and .md, when present references/upstream/mori-structure.json, and the --context pack) and, with
+--since, the git clone that fetch_pr_data.py --checkout recorded; never the network. Exit codes:
+0 success; 1 unreadable or invalid input, an unusable surface file, rule catalog (missing,
+unreadable, empty, or without a section the reading plan needs) or lens file, a --context file
+that is not this PR's pack, a findings file that is not a merge_findings.py output for this PR,
+or a scaffold that already exists;
 2 usage error.
 """
 
@@ -47,6 +50,8 @@ from vllm_rocm_review.triage import incremental
 from vllm_rocm_review.triage.triage import triage
 from vllm_rocm_review.triage.config import TriageConfigError
 from vllm_rocm_review.triage.config import load_triage_config
+from vllm_rocm_review.triage.context_flags import ContextPackError
+from vllm_rocm_review.triage.context_flags import load_context_pack
 
 
 RESTORE_CATALOG = f"restore it with: git checkout {CATALOG_NAME}"
@@ -59,7 +64,8 @@ def parse_args(argv):
         prog="triage_pr.py",
         description="Triage a vLLM PR document (from fetch_pr_data.py) for a ROCm review. Offline and deterministic.",
         epilog="Exit codes: 0 success; 1 bad input file, unusable references (surface file, or a rule catalog that is "
-               "missing, empty or lacks a section the reading plan needs) or lens files, a bad --findings file, "
+               "missing, empty or lacks a section the reading plan needs) or lens files, a bad --findings file, a --context file that is not "
+               "this PR's pack, "
                "scaffold exists without --force, or --since without a usable clone or with a head the clone does "
                "not hold; "
                "2 usage error.",
@@ -68,7 +74,7 @@ def parse_args(argv):
     parser.add_argument("--json", action="store_true",
                         help="print the full result as JSON (keys: pr, relevance, relevance_evidence, rocm_files, "
                              "shared_files, pr_types, families, rules, judgment_rules, skipped_rules, tiers, flags, "
-                             "reading_plan, checks, lenses; with --since also since)")
+                             "reading_plan, checks, lenses; checks.context with --context; with --since also since)")
     parser.add_argument("--expand", action="store_true",
                         help="print the catalog sections of the reading plan (core discipline, derived rule bodies) "
                              "and the checklist; with --json, add them as reading_plan.text")
@@ -89,6 +95,9 @@ def parse_args(argv):
                              "max_lenses); quick reviews never run lenses")
     parser.add_argument("--findings", metavar="FINDINGS_JSON",
                         help="with --scaffold, render section 3 from merged findings (scripts/merge_findings.py)")
+    parser.add_argument("--context", metavar="PACK_JSON",
+                        help="the context pack of this PR (outputs/pr-N-context.json from scripts/context_pack.py); "
+                             "its flags become the mechanical check 'context'")
     args = parser.parse_args(argv)
     if args.repo and not args.since:
         parser.error("--repo only applies to --since")
@@ -129,11 +138,17 @@ def run(args):
         catalog = load_catalog()
     except CatalogError as exc:
         raise InputError(f"the rule catalog is unusable ({exc}); {RESTORE_CATALOG}") from None
+    pack = None
+    if args.context:
+        try:
+            pack = load_context_pack(args.context, document["pr"]["number"])
+        except ContextPackError as exc:
+            raise InputError(str(exc)) from None
     try:
         lenses = load_lenses()
     except LensError as exc:
         raise InputError(f"the review lenses are unusable ({exc}); {RESTORE_LENSES}") from None
-    result = triage(document, config, catalog, lenses=lenses, lens_cap=args.lenses)
+    result = triage(document, config, catalog, lenses=lenses, lens_cap=args.lenses, context_pack=pack)
     if args.since:
         try:
             since, diffs = incremental.changes_since(incremental.clone_for(document, args.repo), args.since, document)

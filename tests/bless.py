@@ -10,9 +10,12 @@ then read `git diff tests/golden/`. That diff IS the review of the change: every
 verdict, family, rule, tier, flag, reading-plan fraction and check that moved is in it.
 Commit the golden files only when each change in it is intended. Needs ../shared (the
 real cases and the mori snapshot); the tests compare against these files byte for byte.
+With VLLM_ROCM_REVIEW_TEST_CLONE set to a full vLLM clone it also rewrites the context-pack
+digests in tests/golden/context/.
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +31,32 @@ MORI_SNAPSHOT = SHARED_DIR / "upstream" / "mori-structure.json"
 
 def golden_path(number):
     return GOLDEN_DIR / f"pr-{number}.json"
+
+
+# Context-pack digests of three real cases; they need a full vLLM clone holding the merge commits.
+CONTEXT_CASES = (43660, 33443, 39125)
+CLONE_ENV = "VLLM_ROCM_REVIEW_TEST_CLONE"
+
+
+def context_golden_path(number):
+    return GOLDEN_DIR / "context" / f"pr-{number}-context.md"
+
+
+def render_context_golden(number, clone):
+    """The case's context-pack digest, or None when ``clone`` lacks its commits."""
+    from vllm_cases import checkout_document
+
+    from vllm_rocm_review.context.digest import render_digest
+    from vllm_rocm_review.context.pack import build_pack
+    from vllm_rocm_review.core.surface import load_surface
+
+    document = checkout_document(number, clone)
+    if document is None:
+        return None
+    surface = load_surface()
+    return render_digest(build_pack(document, None, surface["context_pack"], surface), f"pr-{number}-context.json")
+
+
 
 
 def triage_case(number):
@@ -79,6 +108,21 @@ def main(argv=None):
         write_atomic(LENS_SELECTION, table)
         changed += 1
     print(f"{changed} of {len(numbers) + 1} golden files rewritten in tests/golden/; review them with git diff", file=sys.stderr)
+    clone = os.environ.get(CLONE_ENV)
+    if not clone:
+        print(f"context digests not rewritten: set {CLONE_ENV} to a full vLLM clone", file=sys.stderr)
+        return 0
+    changed = 0
+    for number in CONTEXT_CASES:
+        text = render_context_golden(number, clone)
+        if text is None:
+            print(f"context digest of {number} not rewritten: {clone} lacks its merge commit", file=sys.stderr)
+            continue
+        path = context_golden_path(number)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            write_atomic(path, text)
+            changed += 1
+    print(f"{changed} of {len(CONTEXT_CASES)} context digests rewritten in tests/golden/context/", file=sys.stderr)
     return 0
 
 

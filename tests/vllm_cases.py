@@ -141,3 +141,19 @@ def build_pr_document(number):
             "pages_capped": [],
         },
     }
+
+
+def checkout_document(number, clone):
+    """The case's PR document with meta.checkout in ``clone`` (head = merge commit, base = its first
+    parent), or None when the clone lacks them."""
+    import subprocess
+
+    document = build_pr_document(number)
+    head = document["pr"]["head"]["sha"]
+    found = subprocess.run(["git", "-C", str(clone), "rev-parse", "--verify", "--quiet", f"{head}^"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        return None
+    base = found.stdout.strip()
+    document["meta"]["checkout"] = {"path": str(clone), "base_sha": base, "head_sha": head, "merge_base": base}
+    return document

@@ -156,6 +156,16 @@ def broken(surface, edit):
          "upstream_pins.libraries[0]: wrappers and wrapper_class go together"),
         (lambda d: d["upstream_pins"].update(dockerfile="/docker/Dockerfile.rocm_base"),
          "upstream_pins.dockerfile '/docker/Dockerfile.rocm_base' must be a repository-relative"),
+        (lambda d: d["context_pack"]["twin_families"][0].update(dir="vllm/v1/attention/backends/"),
+         "context_pack.twin_families[0].dir 'vllm/v1/attention/backends/' must be a repository-relative"),
+        (lambda d: d["context_pack"]["twin_families"].append(dict(d["context_pack"]["twin_families"][0])),
+         "context_pack.twin_families[4].id 'attention-backends' is repeated"),
+        (lambda d: d["context_pack"]["env_sets"][0].update(pattern="monkeypatch\\.setenv\\((?P<name>\\w+)"),
+         "context_pack.env_sets[0].pattern must capture (?P<name>...) and (?P<value>...)"),
+        (lambda d: d["context_pack"].update(hot_entry="(forward"), "context_pack.hot_entry '(forward' does not compile"),
+        (lambda d: d["context_pack"]["ci"].update(default_working_dir="/elsewhere"),
+         "context_pack.ci.working_dirs must be a mapping that holds default_working_dir"),
+        (lambda d: d["context_pack"].pop("callers_per_symbol"), "context_pack lacks callers_per_symbol"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):
@@ -206,7 +216,8 @@ def test_exclude_globs_carve_out_of_an_entry():
 
 def test_iter_surface_paths_covers_every_path_section(surface):
     sections = {section for section, _ in iter_surface_paths(surface)}
-    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs", "upstream_pins"}
+    assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs", "upstream_pins",
+                        "context_pack"}
     pins = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "upstream_pins"]
     assert pins == ["docker/Dockerfile.rocm_base", "vllm/_aiter_ops.py"]
     tuning = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "tuning_configs"]

@@ -1,1 +1,1 @@
-"""Cross-file facts a reviewer gathers by hand, gathered once from a vLLM clone and pinned upstream code."""
+"""The context pack: cross-file facts around a PR's diff, read from a local clone (or its sources)."""

@@ -33,6 +33,7 @@ TOP_LEVEL_TYPES = {
     "mori_api": dict,
     "upstream_sources": list,
     "upstream_pins": dict,
+    "context_pack": dict,
 }
 
 UPSTREAM_SOURCE_KEYS = {"name", "repo", "path", "ref", "kind", "target", "optional"}
@@ -114,6 +115,7 @@ def validate_surface(data):
     problems.extend(_validate_mori_api(data["mori_api"]))
     problems.extend(_validate_upstream_sources(data["upstream_sources"]))
     problems.extend(_validate_upstream_pins(data["upstream_pins"]))
+    problems.extend(_validate_context_pack(data["context_pack"]))
     return problems
 
 
@@ -152,6 +154,12 @@ def iter_surface_paths(surface):
     for library in pins.get("libraries") or []:
         if library.get("wrappers"):
             yield "upstream_pins", {"path": library["wrappers"]}
+    pack = surface.get("context_pack") or {}
+    for family in pack.get("twin_families") or []:
+        yield "context_pack", {"path": family["dir"] + "/*.py"}
+    for key in ("amd_files", "mirrored_files"):
+        for path in (pack.get("ci") or {}).get(key) or []:
+            yield "context_pack", {"path": path}
 
 
 def check_surface_paths(surface, tree_paths):
@@ -464,6 +472,50 @@ def _validate_upstream_pins(pins):
             problems.extend(_path_problems(where, "wrappers", library["wrappers"]))
             if not isinstance(library["wrapper_class"], str) or not IDENTIFIER.match(library["wrapper_class"]):
                 problems.append(f"{where}.wrapper_class must be an identifier")
+    return problems
+
+
+CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
+                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci"}
+TWIN_FAMILY_KEYS = {"id", "dir", "why"}
+CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
+
+
+def _validate_context_pack(section):
+    where = "context_pack"
+    problems = _unknown_keys(where, section, CONTEXT_PACK_KEYS)
+    problems += [f"{where} lacks {key}" for key in sorted(CONTEXT_PACK_KEYS - section.keys())]
+    if problems:
+        return problems
+    seen = set()
+    for index, family in enumerate(section["twin_families"] if isinstance(section["twin_families"], list) else []):
+        here = f"{where}.twin_families[{index}]"
+        if _is_entry(family, here, TWIN_FAMILY_KEYS, set(), problems):
+            problems += _id_problems(here, family["id"], seen) + _path_problems(here, "dir", family["dir"])
+    if not isinstance(section["twin_families"], list):
+        problems.append(f"{where}.twin_families must be a list")
+    for key in ("capability_name", "env_name", "hot_entry", "accumulator_names"):
+        problems += _pattern_problems(where, section[key], key)
+    for index, entry in enumerate(section["env_sets"] if isinstance(section["env_sets"], list) else []):
+        here = f"{where}.env_sets[{index}]"
+        if _is_entry(entry, here, {"pattern"}, {"suffixes"}, problems):
+            problems += _pattern_problems(here, entry["pattern"])
+            if isinstance(entry["pattern"], str) and not all(
+                    group in entry["pattern"] for group in ("(?P<name>", "(?P<value>")):
+                problems.append(f"{here}.pattern must capture (?P<name>...) and (?P<value>...)")
+    for key in ("callers_per_symbol", "readers_per_variable"):
+        if not isinstance(section[key], int) or section[key] < 1:
+            problems.append(f"{where}.{key} must be a positive integer")
+    ci = section["ci"]
+    if _is_entry(ci, f"{where}.ci", CI_KEYS, set(), problems):
+        if not isinstance(ci["working_dirs"], dict) or ci["default_working_dir"] not in ci["working_dirs"]:
+            problems.append(f"{where}.ci.working_dirs must be a mapping that holds default_working_dir")
+        for key in ("amd_files", "mirrored_files"):
+            if not isinstance(ci[key], list):
+                problems.append(f"{where}.ci.{key} must be a list of paths")
+            else:
+                problems += [p for index, path in enumerate(ci[key])
+                             for p in _path_problems(f"{where}.ci", f"{key}[{index}]", path)]
     return problems
 
 

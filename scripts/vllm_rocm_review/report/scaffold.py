@@ -87,13 +87,16 @@ CHECK_QUESTIONS = {
                          "在第 4 节现有讨论里说明，或在第 3 节写一条【安全】意见。"),
     "env-vars": ("新代码读取或删除的环境变量{names}在 vllm/envs.py 里完整注册了吗？在 head 提交里确认，"
                  "有问题就写进第 3 节的一条意见（例如【兼容性】）。"),
+    "context": ("上下文包在{names}标出了跨文件问题（孪生实现不一致、声明了却没实现的能力、环境变量默认值或注册、"
+                "CI 路径、自定义算子返回输入、热路径拷贝、固定版本里不存在的上游接口），逐条核对后哪些成立？"
+                "成立的写进第 3 节的意见，排除的不必写。"),
 }
-# The item field that names what was flagged; prompt-injection quotes untrusted PR text, so it stays unnamed.
-CHECK_ITEM_NAMES = {"mori-symbols": "symbol", "perf-claims": "claim", "env-vars": "name"}
+CHECK_ITEM_NAMES = {"mori-symbols": "symbol", "perf-claims": "claim", "env-vars": "name", "context": "path"}
 FLAGGED_ITEM = {
     "mori-symbols": lambda item: item.get("state") != "ok",
     "perf-claims": lambda item: not item.get("traceable", True),
     "env-vars": lambda item: item.get("state") not in ("registered", "new-registration", "pre-existing", "external"),
+    "context": lambda item: True,
 }
 
 
@@ -105,8 +108,8 @@ def _questions(result):
             paths = _joined(flag.get("evidence") or [], 200) or "见 triage 摘要"
             questions.append(FLAG_QUESTIONS[name].format(paths=paths, ci=CI_STATES[flag["state"]]))
     for name, template in CHECK_QUESTIONS.items():
-        check = result["checks"][name]
-        if check["status"] not in ("attention", "unchecked"):
+        check = result["checks"].get(name)
+        if check is None or check["status"] not in ("attention", "unchecked"):
             continue
         field = CHECK_ITEM_NAMES.get(name)
         unchecked = check["status"] == "unchecked"  # then every name is in question, not only the flagged ones

@@ -197,7 +197,7 @@ def _is_flagged(name, item):
         return not item["traceable"]
     if name == "env-vars":
         return item["state"] in ENV_FLAGGED
-    return False
+    return name == "context"
 
 
 def _check_item(name, item):
@@ -219,4 +219,6 @@ def _check_item(name, item):
         return f"{item['name']}: {item['outcome']}" + (f" [{', '.join(tags)}]" if tags else "")
     if name == "prompt-injection":
         return f"{item['source']} [{item['id']}]: {clip(item['text'], 100)}"
+    if name == "context":
+        return f"{item['code']} {where}: {clip(item['message'], 240)}"
     return str(item)

@@ -11,15 +11,17 @@ from . import mechanical
 from . import reading_plan as reading
 from . import relevance as gate
 from . import risk
+from .context_flags import context_check
 from .lenses import select_lenses
 from ..core.lenses import bundle_lenses
 from ..core.diff_parse import diff_from_document
 
 
-def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=None):
+def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=None, context_pack=None):
     """The full triage result for a validated PR document (key order is part of the output contract).
 
     ``lenses`` is the lens set (default: the bundle's); ``lens_cap`` caps how many a deep review runs.
+    ``context_pack`` (from scripts/context_pack.py) adds the check ``context`` with its flags.
     """
     pr = document["pr"]
     diffs = diff_from_document(document)
@@ -31,6 +33,8 @@ def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=
     rules, judgment, skipped = family_rules.collect_rules(config, pr_types, fired, level)
     tiers = risk.file_tiers(config, diffs)
     checks, ci_summary = mechanical.run_checks(config, document, diffs, context.scope_diffs, snapshot_path)
+    if context_pack is not None:
+        checks["context"] = context_check(context_pack)
     flags = risk.flags(config, tiers, fired, shared_files, ci_summary)
     plan = reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, checks["perf-claims"])
     result = {

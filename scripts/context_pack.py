@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Gather the cross-file facts around a PR's diff from a local vLLM clone: the context pack.
+
+Usage:
+  python3 scripts/context_pack.py PR_JSON [--repo VLLM_CLONE] [--output outputs/pr-N-context.md]
+                                  [--json] [--max-lines N]
+
+PR_JSON is what scripts/fetch_pr_data.py writes; with --checkout it records meta.checkout
+(base and head commits in the clone), which this script reads. Writes the digest
+(outputs/pr-N-context.md, at most --max-lines lines) and everything (the .json beside it),
+both atomically, and prints the digest (or the JSON with --json). Sections: changed symbols,
+callers at head, twins, env vars, CI coverage, custom ops, hot-path copies, and flags. No
+network. With only meta.sources, the sections that need the whole tree are listed under
+meta.not_possible. Exit codes: 0 success; 1 bad input or unusable clone; 2 usage error.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vllm_rocm_review.context.digest import DEFAULT_MAX_LINES
+from vllm_rocm_review.context.digest import render_digest
+from vllm_rocm_review.context.git_reader import GitReadError
+from vllm_rocm_review.context.pack import PackError
+from vllm_rocm_review.context.pack import build_pack
+from vllm_rocm_review.core.atomic_io import write_atomic
+from vllm_rocm_review.core.cli import FIX_SURFACE
+from vllm_rocm_review.core.cli import InputError
+from vllm_rocm_review.core.cli import fail
+from vllm_rocm_review.core.cli import load_pr_document
+from vllm_rocm_review.core.cli import output_path_problem
+from vllm_rocm_review.core.cli import say
+from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.core.surface import SurfaceError
+from vllm_rocm_review.core.surface import load_surface
+
+
+def line_limit(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 20:
+        raise argparse.ArgumentTypeError("must be at least 20")
+    return value
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="context_pack.py",
+        description="Build the context pack of a PR (changed symbols, callers, twins, env vars, CI coverage, "
+                    "custom ops, hot-path copies, flags) from a local vLLM clone. No network; deterministic.",
+        epilog="Exit codes: 0 success; 1 bad PR document, a clone without the PR's commits, or an unusable "
+               "surface file; 2 usage error.",
+    )
+    parser.add_argument("pr_json", metavar="PR_JSON", help="PR document written by scripts/fetch_pr_data.py")
+    parser.add_argument("--repo", metavar="VLLM_CLONE",
+                        help="bare or normal vLLM clone holding the PR's base and head commits (default: "
+                             "meta.checkout.path; without meta.checkout, the PR's base and head SHAs are looked up "
+                             "in it; without either, meta.sources is used)")
+    parser.add_argument("--output", metavar="PATH",
+                        help="digest path (default outputs/pr-N-context.md); the JSON goes beside it with .json")
+    parser.add_argument("--json", action="store_true", help="print the full pack as JSON instead of the digest")
+    parser.add_argument("--max-lines", type=line_limit, default=DEFAULT_MAX_LINES, metavar="N",
+                        help=f"digest length limit (default {DEFAULT_MAX_LINES}, at least 20)")
+    args = parser.parse_args(argv)
+    if args.output is not None and not args.output.strip():
+        parser.error("--output needs a file path")
+    return args
+
+
+def run(args):
+    if args.output:
+        problem = output_path_problem(args.output, example="outputs/pr-12345-context.md")
+        if problem:
+            raise InputError(problem)
+    document = load_pr_document(args.pr_json)
+    try:
+        surface = load_surface()
+    except SurfaceError as exc:
+        raise InputError(f"{exc}; {FIX_SURFACE}") from None
+    try:
+        pack = build_pack(document, args.repo, surface["context_pack"], surface)
+    except PackError as exc:
+        raise InputError(str(exc)) from None
+    except GitReadError as exc:
+        raise InputError(f"{exc}; pass --repo a vLLM clone (bare or normal) that holds the PR's commits") from None
+    digest_path = Path(args.output or f"outputs/pr-{pack['pr']['number']}-context.md")
+    json_path = digest_path.with_suffix(".json")
+    data = json.dumps(pack, ensure_ascii=False, indent=1) + "\n"
+    digest = render_digest(pack, json_path.name, args.max_lines)
+    write_atomic(json_path, data)
+    write_atomic(digest_path, digest)
+    sys.stdout.write(data if args.json else digest)
+    say(f"wrote {digest_path} and {json_path} ({len(pack['flags'])} flag(s))")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        run(args)
+    except InputError as exc:
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"{describe_os_error(exc)}; check the path and permissions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Build the context pack of a PR document from a local clone (or its --sources), and its digest."""
+
+from . import changes
+from .ci_coverage import ci_coverage
+from .custom_ops import custom_ops
+from .env_vars import env_vars
+from .git_reader import CommitReader
+from .git_reader import SourcesReader
+from .git_reader import resolve_git_dir
+from .hot_path import hot_path_copies
+from .workspace import Workspace
+from ..core.diff_parse import diff_from_document
+
+UPSTREAM_NOT_COLLECTED = "not collected"
+NO_TREE = "no checkout at head"
+
+
+class PackError(Exception):
+    """The pack cannot be built from these inputs; str() is the problem and the remedy."""
+
+
+def open_workspace(document, repo, settings, surface):
+    """A Workspace over the checkout in ``repo`` (meta.checkout), else over meta.sources."""
+    meta = document.get("meta") or {}
+    checkout = meta.get("checkout") or {}
+    diffs = diff_from_document(document)
+    repo = repo or checkout.get("path")
+    if repo:
+        reader = CommitReader(resolve_git_dir(repo))
+        head = checkout.get("head_sha") or document["pr"]["head"].get("sha")
+        base = checkout.get("merge_base") or checkout.get("base_sha") or document["pr"]["base"].get("sha")
+        if not reader.has_commit(head):
+            raise PackError(f"head commit {str(head)[:12]} is not in {repo}; "
+                            "run scripts/fetch_pr_data.py --checkout DIR first, or pass the clone that holds it")
+        if not reader.has_commit(base):
+            raise PackError(f"base commit {str(base)[:12]} is not in {repo}; re-run scripts/fetch_pr_data.py --checkout DIR")
+        return Workspace(diffs, reader, base, head, True, settings, surface), "checkout", []
+    sources = meta.get("sources")
+    if sources:
+        reader = SourcesReader(sources["dir"], sources.get("fetched") or [])
+        not_possible = [f"{section}: {NO_TREE}" for section in
+                        ("base spans and signatures", "callers", "twins", "env-var readers and base registration",
+                         "CI coverage")]
+        if sources.get("skipped"):
+            not_possible.append(f"head files not downloaded: {len(sources['skipped'])}")
+        return Workspace(diffs, reader, None, "head", False, settings, surface), "sources", not_possible
+    raise PackError("the PR document has neither meta.checkout nor meta.sources and no --repo was given; "
+                    "re-fetch it with scripts/fetch_pr_data.py --checkout DIR, or pass --repo CLONE")
+
+
+def build_pack(document, repo, settings, surface):
+    """The pack as a dict with the fixed key order of outputs/pr-N-context.json."""
+    ws, mode, not_possible = open_workspace(document, repo, settings, surface)
+    ws.load_python()
+    symbols = changes.changed_symbols(ws)
+    flags = changes.capability_flags(ws, symbols)
+    callers = changes.callers(ws, symbols) if ws.searchable else None
+    twins, twin_flags = changes.twins(ws, symbols) if ws.searchable else (None, [])
+    env, env_flags = env_vars(ws)
+    coverage, ci_flags = ci_coverage(ws) if ws.searchable else (None, [])
+    ops, op_flags = custom_ops(ws)
+    copies, copy_flags = hot_path_copies(ws)
+    flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags
+    pr = document["pr"]
+    return {
+        "pr": {"number": pr["number"], "title": pr["title"]},
+        "meta": {"base_sha": ws.base, "head_sha": ws.head if mode == "checkout" else pr["head"].get("sha"),
+                 "mode": mode, "not_possible": not_possible, "upstream": UPSTREAM_NOT_COLLECTED},
+        "symbols": symbols,
+        "callers": callers,
+        "twins": twins,
+        "env_vars": env,
+        "upstream": {"status": UPSTREAM_NOT_COLLECTED},
+        "ci_coverage": coverage,
+        "custom_ops": ops,
+        "hot_path_copies": copies,
+        "flags": flags,
+    }
