@@ -49,7 +49,7 @@ def main(argv=None):
     times = []
     for _ in range(args.repeat):
         start = time.perf_counter()
-        pack = build_pack(document, args.clone, surface["context_pack"], surface)
+        pack = build_pack(document, args.clone, surface["context_pack"], surface, offline_upstream("outputs/pr-1-upstream"))
         digest = render_digest(pack, "pr-1-context.json")
         times.append(time.perf_counter() - start)
     print(f"range {base[:12]}..{git(args.clone, 'rev-parse', args.head).strip()[:12]}: {count} files, "

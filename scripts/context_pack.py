@@ -3,15 +3,19 @@
 
 Usage:
   python3 scripts/context_pack.py PR_JSON [--repo VLLM_CLONE] [--output outputs/pr-N-context.md]
-                                  [--json] [--max-lines N]
+                                  [--json] [--max-lines N] [--offline | --upstream-cache DIR
+                                  --api-url URL --token T]
 
 PR_JSON is what scripts/fetch_pr_data.py writes; with --checkout it records meta.checkout
 (base and head commits in the clone), which this script reads. Writes the digest
 (outputs/pr-N-context.md, at most --max-lines lines) and everything (the .json beside it),
 both atomically, and prints the digest (or the JSON with --json). Sections: changed symbols,
-callers at head, twins, env vars, CI coverage, custom ops, hot-path copies, and flags. No
-network. With only meta.sources, the sections that need the whole tree are listed under
-meta.not_possible. Exit codes: 0 success; 1 bad input or unusable clone; 2 usage error.
+callers at head, twins, env vars, pinned upstream code, CI coverage, custom ops, hot-path
+copies, and flags. The only network use is the pinned AITER/mori definitions (GitHub trees and
+contents API, cached by ETag and blob SHA, so a re-run costs no rate limit), saved under
+pr-N-upstream/ beside the digest; --offline reads the pins only. With only meta.sources, the
+sections that need the whole tree are listed under meta.not_possible. Exit codes: 0 success;
+1 bad input or unusable clone; 2 usage error.
 """
 
 import argparse
@@ -24,6 +28,7 @@ from vllm_rocm_review.context.digest import render_digest
 from vllm_rocm_review.context.git_reader import GitReadError
 from vllm_rocm_review.context.pack import PackError
 from vllm_rocm_review.context.pack import build_pack
+from vllm_rocm_review.context.pack import offline_upstream
 from vllm_rocm_review.core.atomic_io import write_atomic
 from vllm_rocm_review.core.cli import FIX_SURFACE
 from vllm_rocm_review.core.cli import InputError
@@ -34,6 +39,10 @@ from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.core.file_errors import describe_os_error
 from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.core.surface import load_surface
+from vllm_rocm_review.github.client import GitHubClient
+from vllm_rocm_review.github.client import default_cache_dir
+from vllm_rocm_review.github.client import discover_token_with_source
+from vllm_rocm_review.github.client import resolve_api_url
 
 
 def line_limit(text):
@@ -49,8 +58,9 @@ def line_limit(text):
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="context_pack.py",
-        description="Build the context pack of a PR (changed symbols, callers, twins, env vars, CI coverage, "
-                    "custom ops, hot-path copies, flags) from a local vLLM clone. No network; deterministic.",
+        description="Build the context pack of a PR (changed symbols, callers, twins, env vars, pinned AITER/mori "
+                    "code, CI coverage, custom ops, hot-path copies, flags) from a local vLLM clone. Deterministic; "
+                    "the network is used only for the pinned upstream code.",
         epilog="Exit codes: 0 success; 1 bad PR document, a clone without the PR's commits, or an unusable "
                "surface file; 2 usage error.",
     )
@@ -64,10 +74,32 @@ def parse_args(argv):
     parser.add_argument("--json", action="store_true", help="print the full pack as JSON instead of the digest")
     parser.add_argument("--max-lines", type=line_limit, default=DEFAULT_MAX_LINES, metavar="N",
                         help=f"digest length limit (default {DEFAULT_MAX_LINES}, at least 20)")
+    parser.add_argument("--offline", action="store_true",
+                        help="read the AITER/mori pins but fetch no upstream code (the pack says so)")
+    parser.add_argument("--upstream-cache", metavar="DIR",
+                        help="cache of fetched upstream trees and files (default: the GitHub client's cache "
+                             "directory, under upstream/)")
+    parser.add_argument("--api-url", metavar="URL", help="GitHub API URL (default $GITHUB_API_URL or api.github.com)")
+    parser.add_argument("--token", metavar="T", help="GitHub token (default $GH_TOKEN, $GITHUB_TOKEN, gh auth token)")
     args = parser.parse_args(argv)
     if args.output is not None and not args.output.strip():
         parser.error("--output needs a file path")
+    if args.offline and (args.upstream_cache or args.api_url or args.token):
+        parser.error("--offline fetches nothing; drop --upstream-cache, --api-url and --token")
     return args
+
+
+def upstream_settings(args, save_root):
+    """What build_pack needs for the pinned upstream section."""
+    if args.offline:
+        return offline_upstream(save_root)
+    try:
+        api_url = resolve_api_url(args.api_url)
+    except ValueError as exc:
+        raise InputError(f"{exc}; pass --api-url https://HOST/api/v3 or use --offline") from None
+    token, _ = discover_token_with_source(args.token, api_url)
+    cache_dir = Path(args.upstream_cache) if args.upstream_cache else default_cache_dir() / "upstream"
+    return {"client": GitHubClient(api_url, token), "cache_dir": cache_dir, "save_root": save_root, "offline": False}
 
 
 def run(args):
@@ -80,13 +112,15 @@ def run(args):
         surface = load_surface()
     except SurfaceError as exc:
         raise InputError(f"{exc}; {FIX_SURFACE}") from None
+    number = document["pr"]["number"]
+    digest_path = Path(args.output or f"outputs/pr-{number}-context.md")
+    upstream = upstream_settings(args, digest_path.parent / f"pr-{number}-upstream")
     try:
-        pack = build_pack(document, args.repo, surface["context_pack"], surface)
+        pack = build_pack(document, args.repo, surface["context_pack"], surface, upstream)
     except PackError as exc:
         raise InputError(str(exc)) from None
     except GitReadError as exc:
         raise InputError(f"{exc}; pass --repo a vLLM clone (bare or normal) that holds the PR's commits") from None
-    digest_path = Path(args.output or f"outputs/pr-{pack['pr']['number']}-context.md")
     json_path = digest_path.with_suffix(".json")
     data = json.dumps(pack, ensure_ascii=False, indent=1) + "\n"
     digest = render_digest(pack, json_path.name, args.max_lines)

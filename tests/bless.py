@@ -48,13 +48,15 @@ def render_context_golden(number, clone):
 
     from vllm_rocm_review.context.digest import render_digest
     from vllm_rocm_review.context.pack import build_pack
+    from vllm_rocm_review.context.pack import offline_upstream
     from vllm_rocm_review.core.surface import load_surface
 
     document = checkout_document(number, clone)
     if document is None:
         return None
     surface = load_surface()
-    return render_digest(build_pack(document, None, surface["context_pack"], surface), f"pr-{number}-context.json")
+    pack = build_pack(document, None, surface["context_pack"], surface, offline_upstream(f"outputs/pr-{number}-upstream"))
+    return render_digest(pack, f"pr-{number}-context.json")
 
 
 

@@ -113,19 +113,19 @@ def test_every_flag_has_the_shared_shape(pack):
 def test_cli_writes_both_files_and_is_deterministic(small_pr_path, tmp_path, capsys):
     digest = tmp_path / "out" / "pr-7001-context.md"
     digest.parent.mkdir()
-    assert context_pack.main([str(small_pr_path), "--output", str(digest)]) == 0
+    assert context_pack.main([str(small_pr_path), "--offline", "--output", str(digest)]) == 0
     first = (digest.read_text(), digest.with_suffix(".json").read_text())
     assert capsys.readouterr().out == first[0]
-    assert context_pack.main([str(small_pr_path), "--output", str(digest), "--json"]) == 0
+    assert context_pack.main([str(small_pr_path), "--offline", "--output", str(digest), "--json"]) == 0
     assert capsys.readouterr().out == first[1]
     assert (digest.read_text(), digest.with_suffix(".json").read_text()) == first
-    assert "pinned upstream code (AITER/mori) is not included in this build" in first[0]
+    assert "pin aiter: ROCm/aiter@not pinned" in first[0]  # the small repo has no ROCm base Dockerfile
     assert "OP-ALIASING vllm/ops.py:6" in first[0]
 
 
 def test_digest_respects_max_lines(small_pr_path, tmp_path, capsys):
     digest = tmp_path / "pr-7001-context.md"
-    assert context_pack.main([str(small_pr_path), "--output", str(digest), "--max-lines", "20"]) == 0
+    assert context_pack.main([str(small_pr_path), "--offline", "--output", str(digest), "--max-lines", "20"]) == 0
     assert len(capsys.readouterr().out.splitlines()) <= 20
 
 
@@ -135,7 +135,7 @@ def test_missing_head_commit_is_one_line_error(small_repo, tmp_path, capsys):
     document["meta"]["checkout"]["head_sha"] = "f" * 40
     path = tmp_path / "pr.json"
     path.write_text(json.dumps(document))
-    assert context_pack.main([str(path), "--output", str(tmp_path / "x.md")]) == 1
+    assert context_pack.main([str(path), "--offline", "--output", str(tmp_path / "x.md")]) == 1
     error = capsys.readouterr().err.strip()
     assert error.startswith("error: head commit ffffffffffff is not in") and "\n" not in error
     assert not (tmp_path / "x.md").exists()
@@ -145,7 +145,7 @@ def test_no_checkout_and_no_sources_is_an_error(small_repo, tmp_path, capsys):
     root, base, head = small_repo
     path = tmp_path / "pr.json"
     path.write_text(json.dumps(pr_document(root, base, head, 7003, checkout=False)))
-    assert context_pack.main([str(path), "--output", str(tmp_path / "x.md")]) == 1
+    assert context_pack.main([str(path), "--offline", "--output", str(tmp_path / "x.md")]) == 1
     assert "neither meta.checkout nor meta.sources" in capsys.readouterr().err
 
 
@@ -172,7 +172,7 @@ def test_bare_clone_works_like_the_work_tree(small_repo, tmp_path, pack):
 
 
 def test_repo_that_is_not_a_clone_is_one_line_error(small_pr_path, tmp_path, capsys):
-    assert context_pack.main([str(small_pr_path), "--repo", str(tmp_path), "--output", str(tmp_path / "x.md")]) == 1
+    assert context_pack.main([str(small_pr_path), "--offline", "--repo", str(tmp_path), "--output", str(tmp_path / "x.md")]) == 1
     error = capsys.readouterr().err
     assert error.startswith(f"error: {tmp_path} is not a git clone; pass --repo") and error.count("\n") == 1
 

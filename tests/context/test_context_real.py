@@ -14,6 +14,7 @@ from bless import render_context_golden
 from vllm_cases import checkout_document
 from vllm_rocm_review.context.digest import render_digest
 from vllm_rocm_review.context.pack import build_pack
+from vllm_rocm_review.context.pack import offline_upstream
 from vllm_rocm_review.core.surface import load_surface
 
 CLONE = os.environ.get("VLLM_ROCM_REVIEW_TEST_CLONE")
@@ -25,7 +26,7 @@ def case_pack(number):
     document = checkout_document(number, CLONE)
     if document is None:
         pytest.skip(f"the clone does not hold case {number}'s merge commit and its parent")
-    return build_pack(document, None, SURFACE["context_pack"], SURFACE)
+    return build_pack(document, None, SURFACE["context_pack"], SURFACE, offline_upstream(f"outputs/pr-{number}-upstream"))
 
 
 @pytest.fixture(scope="module")

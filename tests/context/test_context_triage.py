@@ -14,7 +14,7 @@ from context_repo import small_repo  # noqa: F401
 @pytest.fixture(scope="module")
 def pack_path(small_pr_path, tmp_path_factory):
     digest = tmp_path_factory.mktemp("pack") / "pr-7001-context.md"
-    assert context_pack.main([str(small_pr_path), "--output", str(digest)]) == 0
+    assert context_pack.main([str(small_pr_path), "--offline", "--output", str(digest)]) == 0
     return digest.with_suffix(".json")
 
 

@@ -2,6 +2,8 @@
 
 import ast
 
+from .pinned_upstream import render_pinned_upstream
+
 DEFAULT_MAX_LINES = 150
 COMMON_NAME_SITES = 60
 TEST_PREFIX = "tests/"
@@ -14,8 +16,10 @@ def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
             f"mode {meta['mode']}, base {str(meta['base_sha'])[:12]}, head {str(meta['head_sha'])[:12]}; "
             f"everything in {json_name}"]
     head += [f"not possible: {item}" for item in meta["not_possible"]]
-    head.append("pinned upstream code (AITER/mori) is not included in this build")
+    if "pins" not in pack["upstream"]:
+        head.append("pinned upstream code (AITER/mori): not collected")
     sections = [
+        ("Pinned upstream (AITER/mori)", render_pinned_upstream(pack["upstream"]) if "pins" in pack["upstream"] else []),
         ("Flags", [f"- {f['code']} {f['path']}{':' + str(f['line']) if f['line'] else ''}: {f['message']}"
                    for f in pack["flags"]]),
         ("Changed symbols (product code first)",

@@ -8,6 +8,7 @@ from .git_reader import CommitReader
 from .git_reader import SourcesReader
 from .git_reader import resolve_git_dir
 from .hot_path import hot_path_copies
+from .pinned_upstream import build_pinned_upstream
 from .workspace import Workspace
 from ..core.diff_parse import diff_from_document
 
@@ -48,8 +49,29 @@ def open_workspace(document, repo, settings, surface):
                     "re-fetch it with scripts/fetch_pr_data.py --checkout DIR, or pass --repo CLONE")
 
 
-def build_pack(document, repo, settings, surface):
-    """The pack as a dict with the fixed key order of outputs/pr-N-context.json."""
+def offline_upstream(save_root):
+    """Upstream settings that read the pins and fetch nothing."""
+    return {"client": None, "cache_dir": None, "save_root": save_root, "offline": True}
+
+
+def pinned_upstream(ws, upstream):
+    """Section 5: the AITER/mori definitions the added lines call, at the refs vLLM pins.
+
+    ``upstream`` holds ``client`` (None when offline), ``cache_dir``, ``save_root`` and ``offline``.
+    """
+    def reader(commit):
+        return lambda path: ws.reader.read_many(commit, [path]).get(path) if commit else None
+
+    added = [{"path": diff.path, "line": number, "text": text} for diff in ws.diffs for number, text in diff.added]
+    return build_pinned_upstream(read_base=reader(ws.base), read_head=reader(ws.head), added_lines=added,
+                                 **upstream)
+
+
+def build_pack(document, repo, settings, surface, upstream=None):
+    """The pack as a dict with the fixed key order of outputs/pr-N-context.json.
+
+    Without ``upstream`` (see ``pinned_upstream``) section 5 is left out and the pack says so.
+    """
     ws, mode, not_possible = open_workspace(document, repo, settings, surface)
     ws.load_python()
     symbols = changes.changed_symbols(ws)
@@ -60,17 +82,19 @@ def build_pack(document, repo, settings, surface):
     coverage, ci_flags = ci_coverage(ws) if ws.searchable else (None, [])
     ops, op_flags = custom_ops(ws)
     copies, copy_flags = hot_path_copies(ws)
-    flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags
+    section = pinned_upstream(ws, upstream) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
+    flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
     pr = document["pr"]
     return {
         "pr": {"number": pr["number"], "title": pr["title"]},
         "meta": {"base_sha": ws.base, "head_sha": ws.head if mode == "checkout" else pr["head"].get("sha"),
-                 "mode": mode, "not_possible": not_possible, "upstream": UPSTREAM_NOT_COLLECTED},
+                 "mode": mode, "not_possible": not_possible,
+                 "upstream": section.get("note", UPSTREAM_NOT_COLLECTED)},
         "symbols": symbols,
         "callers": callers,
         "twins": twins,
         "env_vars": env,
-        "upstream": {"status": UPSTREAM_NOT_COLLECTED},
+        "upstream": section,
         "ci_coverage": coverage,
         "custom_ops": ops,
         "hot_path_copies": copies,

@@ -122,7 +122,7 @@ def fetch_upstream_file(*, client, repo, ref, path, cache_dir, save_root):
 
 
 def render_pinned_upstream(section):
-    """Compact digest lines: the pins, then one block per symbol, then the cost."""
+    """Compact digest lines: the pins, then one block per symbol, then the cost (flags go with the pack's)."""
     lines = []
     for module, pin in section["pins"].items():
         if pin["bumped"]:
@@ -146,8 +146,6 @@ def render_pinned_upstream(section):
         if symbol["constants"]:
             lines.append("  constants: " + " | ".join(symbol["constants"]))
         lines.append(f"  saved: {symbol['saved']}")
-    for flag in section["flags"]:
-        lines.append(f"! {flag['code']} {flag['path']}:{flag['line']}: {flag['message']}")
     lines.append(f"upstream cost: {section['requests']} requests, {section['units']} rate-limit units; {section['note']}")
     return lines
 
