@@ -66,6 +66,10 @@ def test_every_script_it_runs_exists_and_each_step_has_a_heading():
         "scripts/triage_pr.py",
         "scripts/check_report.py",
         "scripts/update_skill.py",
+        "scripts/context_pack.py",
+        "scripts/merge_findings.py",
+        "scripts/post_report.py",
+        "scripts/review_queue.py",
     }
     for script in scripts:
         assert (ROOT / script).is_file(), script
