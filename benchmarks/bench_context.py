@@ -23,6 +23,7 @@ from git_pr import git  # noqa: E402
 from git_pr import pr_document  # noqa: E402
 from vllm_rocm_review.context.digest import render_digest  # noqa: E402
 from vllm_rocm_review.context.pack import build_pack  # noqa: E402
+from vllm_rocm_review.context.pack import offline_upstream  # noqa: E402
 from vllm_rocm_review.core.surface import load_surface  # noqa: E402
 
 
