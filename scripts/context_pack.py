@@ -32,11 +32,10 @@ from vllm_rocm_review.context.pack import offline_upstream
 from vllm_rocm_review.core.atomic_io import write_atomic
 from vllm_rocm_review.core.cli import FIX_SURFACE
 from vllm_rocm_review.core.cli import InputError
-from vllm_rocm_review.core.cli import fail
 from vllm_rocm_review.core.cli import load_pr_document
 from vllm_rocm_review.core.cli import output_path_problem
+from vllm_rocm_review.core.cli import run_cli
 from vllm_rocm_review.core.cli import say
-from vllm_rocm_review.core.file_errors import describe_os_error
 from vllm_rocm_review.core.surface import SurfaceError
 from vllm_rocm_review.core.surface import load_surface
 from vllm_rocm_review.github.client import GitHubClient
@@ -131,14 +130,7 @@ def run(args):
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    try:
-        run(args)
-    except InputError as exc:
-        return fail(exc)
-    except OSError as exc:
-        return fail(f"{describe_os_error(exc)}; check the path and permissions")
-    return 0
+    return run_cli(run, parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -32,11 +32,10 @@ from vllm_rocm_review.core.catalog import CatalogError
 from vllm_rocm_review.core.catalog import load_catalog
 from vllm_rocm_review.core.cli import FIX_SURFACE
 from vllm_rocm_review.core.cli import InputError
-from vllm_rocm_review.core.cli import fail
 from vllm_rocm_review.core.cli import load_pr_document
+from vllm_rocm_review.core.cli import run_cli
 from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.triage.digest import render_digest
-from vllm_rocm_review.core.file_errors import describe_os_error
 from vllm_rocm_review.core.lenses import LensError
 from vllm_rocm_review.core.lenses import load_lenses
 from vllm_rocm_review.triage.reading_plan import CATALOG_NAME
@@ -210,14 +209,7 @@ def _merged_findings(path, number):
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    try:
-        run(args)
-    except InputError as exc:
-        return fail(exc)
-    except OSError as exc:
-        return fail(f"{describe_os_error(exc)}; check the path and permissions")
-    return 0
+    return run_cli(run, parse_args(argv))
 
 
 if __name__ == "__main__":

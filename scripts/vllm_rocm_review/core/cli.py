@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .file_errors import describe_os_error
 from .file_errors import read_failure
 from .pr_schema import validate_pr_document
 
@@ -29,6 +30,17 @@ def fail(problem, code=1):
     """Print ``problem`` as one ``error:`` line (whitespace collapsed) and return ``code``."""
     say("error: " + " ".join(str(problem).split()))
     return code
+
+
+def run_cli(run, args):
+    """Exit code of ``run(args)``: an InputError or OSError becomes one ``error:`` line and 1."""
+    try:
+        run(args)
+    except InputError as exc:
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"{describe_os_error(exc)}; check the path and permissions")
+    return 0
 
 
 def read_input_text(path, what, remedy):
