@@ -12,7 +12,9 @@ from vllm_cases import build_pr_document, case_ids, load_cases
 
 from vllm_rocm_review.triage.triage import triage
 
-MEDIAN_FRACTION_GOAL = 0.25
+QUICK_MEDIAN_GOAL = 0.25
+DEEP_MEDIAN_GOAL = 0.35
+PLAN_CEILING = 0.50
 
 
 @functools.cache
@@ -43,13 +45,32 @@ def test_every_golden_file_is_a_case():
     assert stored == {f"pr-{number}" for number in numbers}
 
 
-def test_quick_reading_plan_median_is_at_most_a_quarter_of_the_catalog():
+def test_reading_plans_stay_small_quick_and_deep():
     numbers = case_ids()
     if not numbers:
         pytest.skip("../shared/vllm-cases is absent")
     plans = [_triage(number)["reading_plan"] for number in numbers]
     assert not [plan["missing"] for plan in plans if plan["missing"]], "derived rules without a catalog body"
-    assert statistics.median(plan["fraction"] for plan in plans) <= MEDIAN_FRACTION_GOAL
+    quick = [plan["fraction"] for plan in plans if plan["depth"] == "quick"]
+    deep = [plan["fraction"] for plan in plans if plan["depth"] == "deep"]
+    assert quick and deep
+    assert statistics.median(quick) <= QUICK_MEDIAN_GOAL
+    assert statistics.median(deep) < DEEP_MEDIAN_GOAL
+    assert max(quick + deep) <= PLAN_CEILING
+
+
+def test_a_deep_plan_cuts_out_type_mandated_bodies_and_lists_the_rest():
+    deep = [_triage(number) for number in case_ids() if _triage(number)["reading_plan"]["depth"] == "deep"]
+    if not deep:
+        pytest.skip("../shared/vllm-cases is absent")
+    for result in deep:
+        plan = result["reading_plan"]
+        cut = {section["anchor"] for section in plan["sections"]}
+        listed = {item["id"] for item in plan["checklist"]}
+        assert "ai-diagnostic" in cut
+        for rule in result["rules"]:
+            assert (f"rule-{rule['id'].lower()}" in cut) != (rule["id"] in listed), rule["id"]
+        assert set(plan["over_budget"]) <= listed
 
 
 def test_non_rocm_cases_get_only_housekeeping():

@@ -377,5 +377,6 @@ def _compile_checks(checks):
             "always": tuple(reading.get("always") or ()),
             "deep": tuple(reading.get("deep") or ()),
             "with_rule": {rule: tuple(anchors) for rule, anchors in (reading.get("with_rule") or {}).items()},
+            "budget": float(reading.get("budget", 1.0)),
         },
     }
