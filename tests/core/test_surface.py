@@ -368,7 +368,7 @@ def test_tuning_filter_needs_a_tuning_folder(surface):
     assert not is_rocm_tuning_config(surface, "vllm/kernels/helion/configs/rms_norm_per_block_quant/nvidia_h100.json")
 
 
-# --- the 24 real cases -------------------------------------------------------------------------
+# --- the real cases ----------------------------------------------------------------------------
 
 
 def classify(surface, path):
@@ -382,7 +382,8 @@ def classify(surface, path):
 
 
 def test_facts_fit_the_labelled_cases(surface):
-    """Full cases carry a strong title marker; partial ones touch ROCm or shared files without one; none touch neither."""
+    """Full cases carry a strong title marker; partial ones touch ROCm or shared files without one; none touch no
+    ROCm file (a shared file there is one the gate demotes from its hunks, which the corpus test checks)."""
     for case in load_cases():
         title = strong_ids(surface, "text", case["subject"])
         kinds = {classify(surface, entry["filename"]) for entry in case["files"]} - {None}
@@ -392,4 +393,4 @@ def test_facts_fit_the_labelled_cases(surface):
         elif label == "partial":
             assert not title and kinds, case["pr_number"]
         else:
-            assert not title and not kinds, (case["pr_number"], kinds)
+            assert not title and "rocm" not in kinds, (case["pr_number"], kinds)

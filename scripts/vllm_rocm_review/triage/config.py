@@ -323,6 +323,8 @@ def _compile_checks(checks):
             "content_kinds": tuple(gate.get("content_kinds") or ("code",)),
             "full_share": float(gate.get("full_share", 0.5)),
             "share_excludes_kinds": tuple(gate.get("share_excludes_kinds") or ()),
+            "platform_only_blocks": [NamedPattern(item["id"], _rx(item["pattern"], 0), item.get("why", ""))
+                                     for item in gate.get("platform_only_blocks") or []],
         },
         "env_vars": {
             "reads": _rxs(env.get("reads"), 0),
