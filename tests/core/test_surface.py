@@ -394,3 +394,30 @@ def test_facts_fit_the_labelled_cases(surface):
             assert not title and kinds, case["pr_number"]
         else:
             assert not title and "rocm" not in kinds, (case["pr_number"], kinds)
+
+
+# --- csrc sources ROCm builds through hipify ---------------------------------------------------
+
+
+def test_every_hipified_csrc_source_exists_in_the_vllm_tree(surface):
+    paths = set(vllm_main_paths(blobs_only=True))
+    listed = [path for paths_ in surface["hipified_csrc"]["lists"].values() for path in paths_]
+    assert len(listed) > 30
+    assert [path for path in listed if path not in paths] == []
+
+
+def test_hipified_sources_and_the_csrc_shared_surface_agree(surface):
+    """The explicit lists and the csrc/* entry with its CUDA-only carve-outs are two views of one build fact."""
+    for paths in surface["hipified_csrc"]["lists"].values():
+        for path in paths:
+            if not any(entry_matches(entry, path) for entry in surface["known_paths"]):
+                assert classify(surface, path) == "shared", path
+
+
+def test_hipified_csrc_section_is_validated(surface):
+    broken = copy.deepcopy(surface)
+    broken["hipified_csrc"]["lists"]["VLLM_EXT_SRC"] = ["vllm/not_a_kernel.py"]
+    broken["hipified_csrc"]["colour"] = "blue"
+    problems = validate_surface(broken)
+    assert "hipified_csrc.lists.VLLM_EXT_SRC must be a list of csrc/ paths" in problems
+    assert "hipified_csrc has unknown key 'colour'" in problems

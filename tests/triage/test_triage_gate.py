@@ -192,3 +192,16 @@ def test_comment_and_docstring_only_edits_do_not_make_a_pr_partial():
                                     "+        # the handle is cached per shape", "         return x"]))
     assert result["relevance"] == "none"
     assert "comments, docstrings or imports" in result["relevance_evidence"]["demoted"][0]["why"][-1]
+
+
+def test_a_hipified_csrc_kernel_is_shared_and_says_so_even_at_its_former_path():
+    for path in ("csrc/libtorch_stable/moe/topk_softmax_kernels.cu", "csrc/moe/topk_softmax_kernels.cu"):
+        result = run_triage(file_diff(path, added=["  int x = 0;"]), title="[Kernel] Faster top-k softmax")
+        assert result["relevance"] == "partial", path
+        assert result["shared_files"][0]["why"] == ["ROCm builds it: hipified from VLLM_MOE_EXT_SRC in CMakeLists.txt"]
+
+
+def test_a_cuda_only_csrc_kernel_is_not_rocm():
+    result = run_triage(file_diff("csrc/libtorch_stable/moe/grouped_topk_kernels.cu", added=["  int x = 0;"]),
+                        title="[Kernel] Optimize grouped topk kernel")
+    assert result["relevance"] == "none"

@@ -134,6 +134,9 @@ class TriageConfig:
             PathFact(PathPattern.parse(item["path"]), item.get("why", ""),
                      excludes=tuple(PathPattern.parse(glob) for glob in item.get("exclude") or []))
             for item in data.get("shared_surface") or [])
+        hipified = data.get("hipified_csrc") or {}
+        self.hipified_csrc = {path: name for name, paths in (hipified.get("lists") or {}).items() for path in paths}
+        self.hipified_former_prefixes = dict(hipified.get("former_prefixes") or {})
         self.backbone_tiers = PathTable(PathFact(PathPattern.parse(item["path"]), item.get("why", ""),
                                                  tier=int(item["tier"])) for item in data.get("backbone_tiers") or [])
         tuning = data.get("tuning_configs") or {}
@@ -151,6 +154,17 @@ class TriageConfig:
 
     def is_tuning_config(self, path):
         return any(glob.matches(path) for glob in self.tuning_globs)
+
+    def hipified_list(self, path):
+        """The CMake source list through which ROCm builds this csrc path (at its current or former location), or None."""
+        if path in self.hipified_csrc:
+            return self.hipified_csrc[path]
+        for current, former in self.hipified_former_prefixes.items():
+            if path.startswith(former) and not path.startswith(current):
+                moved = current + path[len(former):]
+                if moved in self.hipified_csrc:
+                    return self.hipified_csrc[moved]
+        return None
 
     def is_amd_tuning_config(self, path):
         name = path.rsplit("/", 1)[-1]

@@ -52,8 +52,9 @@ def clean_body(config, body):
 def classify_path(config, path):
     """('rocm' | 'shared' | None, reasons) for one changed path.
 
-    A ROCm-named path wins; then the shared surface (so a kernel both lists know is
-    treated as shared, which it is); then known ROCm paths and AMD tuning files.
+    A ROCm-named path wins; then a csrc source ROCm builds through hipify (``hipified_csrc``);
+    then the shared surface (so a kernel both lists know is treated as shared, which it is);
+    then known ROCm paths and AMD tuning files.
     """
     strong, weak, suppressed = [], [], set()
     for guard in config.guards:
@@ -64,6 +65,9 @@ def classify_path(config, path):
             (weak if marker.strength == "weak" else strong).append(f"path marker {marker.id}")
     if strong:
         return "rocm", strong
+    hipified = config.hipified_list(path)
+    if hipified and not config.known_paths.matching(path):
+        return "shared", [f"ROCm builds it: hipified from {hipified} in CMakeLists.txt"]
     shared = [f"shared surface: {fact.why}" if fact.why else "shared surface"
               for fact in config.shared_surface.matching(path)]
     if shared:
