@@ -79,3 +79,56 @@ def test_non_rocm_cases_get_only_housekeeping():
         result = _triage(number)
         assert [rule["id"] for rule in result["rules"]] == ["HK"]
         assert result["reading_plan"]["depth"] == "quick"
+
+
+def test_a_tight_budget_demotes_the_least_relevant_type_mandated_bodies_first():
+    import types
+
+    from vllm_rocm_review.triage import reading_plan
+
+    numbers = [n for n in case_ids() if _triage(n)["reading_plan"]["depth"] == "deep"]
+    if not numbers:
+        pytest.skip("../shared/vllm-cases is absent")
+    result = _triage(numbers[0])
+    document = build_pr_document(numbers[0])
+    touched = [entry["filename"] for entry in document["files"]]
+    tight = types.SimpleNamespace(checks={**CONFIG.checks,
+                                          "reading_plan": {**CONFIG.checks["reading_plan"], "budget": 0.20}})
+    args = (CATALOG, result["relevance"], result["rules"], result["judgment_rules"], result["tiers"],
+            result["pr_types"], result["families"], result["checks"]["perf-claims"])
+    plan = reading_plan.plan(tight, *args, touched_paths=touched)
+    assert plan["lines"] <= 0.20 * plan["catalog_lines"] < result["reading_plan"]["lines"]
+    assert plan["over_budget"]
+    assert set(plan["over_budget"]) <= {item["id"] for item in plan["checklist"]}
+    roomy = types.SimpleNamespace(checks={**CONFIG.checks,
+                                          "reading_plan": {**CONFIG.checks["reading_plan"], "budget": 1.0}})
+    assert reading_plan.plan(roomy, *args, touched_paths=touched)["over_budget"] == []
+
+
+def test_type_mandated_bodies_kept_name_the_touched_files_at_least_as_often_as_those_demoted():
+    import posixpath
+
+    from vllm_rocm_review.core.catalog import rule_anchor
+
+    checked = 0
+    for number in case_ids():
+        result = _triage(number)
+        plan = result["reading_plan"]
+        if plan["depth"] != "deep" or not plan["over_budget"]:
+            continue
+        touched = [entry["filename"] for entry in build_pr_document(number)["files"]]
+        type_only = {rule["id"] for rule in result["rules"] if rule["id"] != "HK"
+                     and all(source["via"] == "type" for source in rule["sources"])}
+
+        def named(rule_id):
+            body = CATALOG.cut(rule_anchor(rule_id))
+            return sum(1 for path in touched if path in body or posixpath.basename(path) in body)
+
+        cut = {section["anchor"] for section in plan["sections"]}
+        kept = [named(rule) for rule in type_only if rule_anchor(rule) in cut]
+        demoted = [named(rule) for rule in type_only if rule in plan["over_budget"]]
+        if kept and demoted:
+            assert min(kept) >= max(demoted), number
+            checked += 1
+    if not checked:
+        pytest.skip("no corpus case demotes type-mandated bodies")

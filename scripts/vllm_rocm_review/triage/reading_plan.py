@@ -7,7 +7,7 @@ and the body of every rule a diff family derived, plus housekeeping; a deep revi
 rules a PR type mandates. Every other selected rule is a one-line checklist item with its line range.
 Rule bodies are held to ``reading_plan.budget`` (a fraction of the catalog): family-derived bodies
 come first, then type-mandated ones, each ranked by how often the rule body names the touched files;
-a body past the budget becomes a checklist line instead, so the plan stays small as the catalog grows.
+the first body past the budget and every one ranked below it become checklist lines instead, so the plan stays small as the catalog grows.
 ``fraction`` counts the plan's lines against the whole catalog.
 """
 
@@ -108,6 +108,8 @@ def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget):
 
     Housekeeping always fits; then family-derived rules before type-mandated ones, each group
     ranked by relevance to the touched files (see ``_relevance``), catalog order breaking ties.
+    The first body that does not fit ends the cut: it and every rule ranked below it are demoted,
+    so a demoted rule never outranks a kept one.
     """
     limit = int(budget * catalog.line_count)
     by_id = {rule["id"]: rule for rule in rules}
@@ -118,7 +120,8 @@ def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget):
     kept, demoted = [], []
     for rule_id in ranked:
         trial = anchors + [rule_anchor(rule) for rule in kept + [rule_id]]
-        if rule_id == ALWAYS_RULE or catalog.covered_lines(trial) + len(candidates) - len(kept) - 1 <= limit:
+        fits = catalog.covered_lines(trial) + len(candidates) - len(kept) - 1 <= limit
+        if rule_id == ALWAYS_RULE or (fits and not demoted):
             kept.append(rule_id)
         else:
             demoted.append(rule_id)
