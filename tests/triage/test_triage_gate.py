@@ -178,6 +178,8 @@ def test_an_edit_inside_a_cuda_only_branch_is_demoted_but_one_outside_it_is_not(
     assert _all2all_triage(_hunk(10, section, negated))["relevance"] == "partial"
     alike = [line.replace("is_cuda()", "is_cuda_alike()") for line in CUDA_BRANCH]
     assert _all2all_triage(_hunk(10, section, alike))["relevance"] == "partial"
+    either = [line.replace("is_cuda():", "is_cuda() or current_platform.is_rocm():") for line in CUDA_BRANCH]
+    assert _all2all_triage(_hunk(10, section, either))["relevance"] != "none"
 
 
 def test_a_new_nvidia_named_method_on_a_shared_class_still_counts():
@@ -205,3 +207,16 @@ def test_a_cuda_only_csrc_kernel_is_not_rocm():
     result = run_triage(file_diff("csrc/libtorch_stable/moe/grouped_topk_kernels.cu", added=["  int x = 0;"]),
                         title="[Kernel] Optimize grouped topk kernel")
     assert result["relevance"] == "none"
+
+
+def test_sm_checks_demote_only_capabilities_no_rocm_gpu_reports():
+    section = "class MoriAll2AllManager(All2AllManagerBase):"
+
+    def branch(condition):
+        return _hunk(10, section, ["     def dispatch(self, x):", f"         if {condition}:", "+            x = x * 2"])
+
+    assert _all2all_triage(branch("current_platform.has_device_capability(100)"))["relevance"] == "none"
+    assert _all2all_triage(branch("current_platform.is_device_capability_family(100)"))["relevance"] == "none"
+    assert _all2all_triage(branch("has_flashinfer_nvlink_one_sided()"))["relevance"] == "none"
+    # MI300 reports capability 9.4, so a ">= 9.0" check is taken on ROCm too
+    assert _all2all_triage(branch("current_platform.has_device_capability(90)"))["relevance"] == "partial"

@@ -15,6 +15,7 @@ IMPORT_STARTS = ("import ", "from ")
 DOCSTRING_QUOTES = ('"""', "'''")
 BLOCK_OPENERS = (":", "{", "(")
 DEFINITIONS = ("def ", "async def ", "class ")
+DISJUNCTIONS = (" or ", "||")
 
 
 @dataclass(frozen=True)
@@ -106,10 +107,13 @@ def reached_by(line, markers):
 
     The line itself counts when it opens a branch (``if has_flashinfer():``), not when it
     defines a name: a new def or class lands in the enclosing scope, which every platform sees.
+    A header with a disjunction (``is_cuda() or is_rocm()``) may let any platform in, so it never counts.
     """
     own = line.text.strip()
     opens_branch = own.endswith(BLOCK_OPENERS) and not own.startswith(DEFINITIONS)
     for header in ((own,) if opens_branch else ()) + line.enclosing:
+        if any(word in header for word in DISJUNCTIONS):
+            continue
         for marker in markers:
             if marker.regex.search(header):
                 return marker, header

@@ -7,7 +7,8 @@ and the body of every rule a diff family derived, plus housekeeping; a deep revi
 rules a PR type mandates. Every other selected rule is a one-line checklist item with its line range.
 Rule bodies are held to ``reading_plan.budget`` (a fraction of the catalog): family-derived bodies
 come first, then type-mandated ones, each ranked by how often the rule body names the touched files;
-the first body past the budget and every one ranked below it become checklist lines instead, so the plan stays small as the catalog grows.
+the first body past the budget and every one ranked below it become checklist lines instead, so
+the plan stays small as the catalog grows.
 ``fraction`` counts the plan's lines against the whole catalog.
 """
 
