@@ -68,8 +68,9 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
             anchors += settings["with_rule"].get(rule, [])
     anchors = list(dict.fromkeys(anchors))
     candidates = [rule["id"] for rule in rules if has_diff_evidence(rule) or reasons]
+    listed_anyway = len(rules) - len(candidates) + len(judgment_rules)
     bodies, over_budget = _within_budget(catalog, anchors, candidates, rules, touched_paths,
-                                         settings["budget"])
+                                         settings["budget"], listed_anyway)
     anchors += [rule_anchor(rule) for rule in bodies]
     listed = [rule["id"] for rule in rules if rule["id"] not in bodies] + [rule["id"] for rule in judgment_rules]
     result = {
@@ -104,9 +105,11 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
     return result
 
 
-def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget):
+def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget, listed_anyway):
     """The candidate rules whose bodies fit the budget, and those demoted to checklist lines.
 
+    The budget covers the planned sections, the kept bodies and one checklist line for every
+    other rule (``listed_anyway`` non-candidates, plus each demoted candidate).
     Housekeeping always fits; then family-derived rules before type-mandated ones, each group
     ranked by relevance to the touched files (see ``_relevance``), catalog order breaking ties.
     The first body that does not fit ends the cut: it and every rule ranked below it are demoted,
@@ -121,7 +124,7 @@ def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget):
     kept, demoted = [], []
     for rule_id in ranked:
         trial = anchors + [rule_anchor(rule) for rule in kept + [rule_id]]
-        fits = catalog.covered_lines(trial) + len(candidates) - len(kept) - 1 <= limit
+        fits = catalog.covered_lines(trial) + listed_anyway + len(candidates) - len(kept) - 1 <= limit
         if rule_id == ALWAYS_RULE or (fits and not demoted):
             kept.append(rule_id)
         else:
