@@ -180,8 +180,8 @@ def run(args):
         plan = result["reading_plan"]
         head = (f"# Reading plan for PR #{result['pr']['number']}: {plan['depth']}, "
                 f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%})")
-        if plan["then_read_in_full"]:
-            head += f"; deep review: then read {plan['then_read_in_full']} in full"
+        if plan["over_budget"]:
+            head += f"; over the {plan['budget']:.0%} budget, kept as checklist lines: {', '.join(plan['over_budget'])}"
         output = head + "\n\n" + expand(catalog, plan)
     else:
         output = render_digest(result)

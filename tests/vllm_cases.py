@@ -1,6 +1,7 @@
 """The real vLLM PRs in ../shared/vllm-cases, turned into the shapes the tests need.
 
-Each case has a unified diff, a commit message and file stats in cases.jsonl. This module
+Each case has a unified diff, a commit message and file stats in cases.jsonl or
+more-cases.jsonl (same format; the corpus is both files, in that order). This module
 splits a diff into GitHub-style per-file patches and builds a PR document in the schema
 that scripts/fetch_pr_data.py writes, so triage and the GitHub replica can use real content.
 """
@@ -11,22 +12,27 @@ import re
 from conftest import shared_path
 
 DIFF_HEADER = re.compile(r"^diff --git a/(.+?) b/(.+)$")
+CASE_FILES = ("cases.jsonl", "more-cases.jsonl")
+
+
+def _read_cases(folder):
+    return [json.loads(line) for name in CASE_FILES if (folder / name).exists()
+            for line in (folder / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def load_cases():
-    """All cases from cases.jsonl, in file order; skips when ../shared is absent."""
-    lines = shared_path("vllm-cases", "cases.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    """All cases from the case files, in file order; skips when ../shared is absent."""
+    return _read_cases(shared_path("vllm-cases", "cases.jsonl").parent)
 
 
 def case_ids():
     """Case numbers for parametrization; empty (tests then skip) when ../shared is absent."""
     from conftest import SHARED_DIR
 
-    path = SHARED_DIR / "vllm-cases" / "cases.jsonl"
-    if not path.exists():
+    folder = SHARED_DIR / "vllm-cases"
+    if not (folder / "cases.jsonl").exists():
         return []
-    return [json.loads(line)["pr_number"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [case["pr_number"] for case in _read_cases(folder)]
 
 
 def load_case(number):
@@ -36,8 +42,16 @@ def load_case(number):
             folder = shared_path("vllm-cases")
             diff = (folder / case["diff_file"]).read_text(encoding="utf-8")
             message = (folder / case["msg_file"]).read_text(encoding="utf-8")
-            return case, diff, message
+            return _status_from_diff(case, diff), diff, message
     raise KeyError(number)
+
+
+def _status_from_diff(case, diff):
+    """The case with each file's status taken from its diff header where that shows an add,
+    removal or rename (a case's file stats may say "modified" for a file the diff creates)."""
+    shown = {entry["filename"]: entry["status"] for entry in split_diff(diff) if entry["status"] != "modified"}
+    files = [{**stat, "status": shown.get(stat["filename"], stat["status"])} for stat in case["files"]]
+    return {**case, "files": files}
 
 
 def split_diff(diff_text):

@@ -389,7 +389,7 @@ def test_tuning_filter_needs_a_tuning_folder(surface):
     assert not is_rocm_tuning_config(surface, "vllm/kernels/helion/configs/rms_norm_per_block_quant/nvidia_h100.json")
 
 
-# --- the 24 real cases -------------------------------------------------------------------------
+# --- the real cases ----------------------------------------------------------------------------
 
 
 def classify(surface, path):
@@ -403,7 +403,8 @@ def classify(surface, path):
 
 
 def test_facts_fit_the_labelled_cases(surface):
-    """Full cases carry a strong title marker; partial ones touch ROCm or shared files without one; none touch neither."""
+    """Full cases carry a strong title marker; partial ones touch ROCm or shared files without one; none touch no
+    ROCm file (a shared file there is one the gate demotes from its hunks, which the corpus test checks)."""
     for case in load_cases():
         title = strong_ids(surface, "text", case["subject"])
         kinds = {classify(surface, entry["filename"]) for entry in case["files"]} - {None}
@@ -413,4 +414,31 @@ def test_facts_fit_the_labelled_cases(surface):
         elif label == "partial":
             assert not title and kinds, case["pr_number"]
         else:
-            assert not title and not kinds, (case["pr_number"], kinds)
+            assert not title and "rocm" not in kinds, (case["pr_number"], kinds)
+
+
+# --- csrc sources ROCm builds through hipify ---------------------------------------------------
+
+
+def test_every_hipified_csrc_source_exists_in_the_vllm_tree(surface):
+    paths = set(vllm_main_paths(blobs_only=True))
+    listed = [path for paths_ in surface["hipified_csrc"]["lists"].values() for path in paths_]
+    assert len(listed) > 30
+    assert [path for path in listed if path not in paths] == []
+
+
+def test_hipified_sources_and_the_csrc_shared_surface_agree(surface):
+    """The explicit lists and the csrc/* entry with its CUDA-only carve-outs are two views of one build fact."""
+    for paths in surface["hipified_csrc"]["lists"].values():
+        for path in paths:
+            if not any(entry_matches(entry, path) for entry in surface["known_paths"]):
+                assert classify(surface, path) == "shared", path
+
+
+def test_hipified_csrc_section_is_validated(surface):
+    broken = copy.deepcopy(surface)
+    broken["hipified_csrc"]["lists"]["VLLM_EXT_SRC"] = ["vllm/not_a_kernel.py"]
+    broken["hipified_csrc"]["colour"] = "blue"
+    problems = validate_surface(broken)
+    assert "hipified_csrc.lists.VLLM_EXT_SRC must be a list of csrc/ paths" in problems
+    assert "hipified_csrc has unknown key 'colour'" in problems

@@ -41,6 +41,7 @@ def test_digest_is_compact_and_names_every_part(pr_json, capsys):
         assert heading in out
     assert "family cudagraph-unsafe -> B7 B3: vllm/v1/attention/backends/rocm_aiter_fa.py:10" in out
     assert "2x in body: [unverified]" in out
+    assert re.search(r"^plan: \d+ of \d+ catalog lines \(\d+%\)", out, re.MULTILINE)
     assert len(out.splitlines()) <= 80
 
 

@@ -133,3 +133,90 @@ def test_flag_q2_comes_from_dispatch_families():
 
 def _status(context, state):
     return {"context": context, "state": state, "description": None, "target_url": None}
+
+
+# --- shared files changed only where ROCm never runs ---------------------------------------------
+
+ALL2ALL = "vllm/distributed/device_communicators/all2all.py"
+
+
+def _hunk(start, section, lines):
+    """One hunk of ``lines`` (each starting with "+", "-" or " "), its counts worked out."""
+    old = sum(1 for line in lines if line[0] in " -")
+    new = sum(1 for line in lines if line[0] in " +")
+    return "\n".join([f"@@ -{start},{old} +{start},{new} @@ {section}"] + lines) + "\n"
+
+
+def _all2all_triage(*hunks):
+    diff = f"diff --git a/{ALL2ALL} b/{ALL2ALL}\n--- a/{ALL2ALL}\n+++ b/{ALL2ALL}\n" + "".join(hunks)
+    return run_triage(diff, title="[Perf] Faster combine")
+
+
+def test_edits_inside_a_flashinfer_class_and_an_import_demote_the_shared_file():
+    result = _all2all_triage(
+        _hunk(16, "from vllm.utils.flashinfer import (",
+              [" )", "+from vllm.utils.func_utils import supports_kw", " from vllm.utils.import_utils import has_mori"]),
+        _hunk(690, "class FlashInferNVLinkOneSidedManager(All2AllManagerBase):",
+              ["         self.top_k = 0", "+        # combine writes into the caller's buffer",
+               "+        self._combine_supports_output = False"]))
+    assert result["relevance"] == "none"
+    assert result["shared_files"] == []
+    [demoted] = result["relevance_evidence"]["demoted"]
+    assert demoted["path"] == ALL2ALL
+    assert "nvidia-only-definition: class FlashInferNVLinkOneSidedManager" in demoted["why"][-1]
+
+
+CUDA_BRANCH = ["     def dispatch(self, x):", "         if current_platform.is_cuda():", "             y = x",
+               "+            y = y.contiguous()"]
+
+
+def test_an_edit_inside_a_cuda_only_branch_is_demoted_but_one_outside_it_is_not():
+    section = "class MoriAll2AllManager(All2AllManagerBase):"
+    assert _all2all_triage(_hunk(10, section, CUDA_BRANCH))["relevance"] == "none"
+    assert _all2all_triage(_hunk(10, section, CUDA_BRANCH + ["+        z = x"]))["relevance"] == "partial"
+    negated = [line.replace("if current_platform", "if not current_platform") for line in CUDA_BRANCH]
+    assert _all2all_triage(_hunk(10, section, negated))["relevance"] == "partial"
+    alike = [line.replace("is_cuda()", "is_cuda_alike()") for line in CUDA_BRANCH]
+    assert _all2all_triage(_hunk(10, section, alike))["relevance"] == "partial"
+    either = [line.replace("is_cuda():", "is_cuda() or current_platform.is_rocm():") for line in CUDA_BRANCH]
+    assert _all2all_triage(_hunk(10, section, either))["relevance"] != "none"
+
+
+def test_a_new_nvidia_named_method_on_a_shared_class_still_counts():
+    result = _all2all_triage(_hunk(10, "class All2AllManagerBase:",
+                                   ["     x = 1", "+    def deep_gemm_workspace(self):", "+        return None"]))
+    assert result["relevance"] == "partial"
+
+
+def test_comment_and_docstring_only_edits_do_not_make_a_pr_partial():
+    result = _all2all_triage(_hunk(10, "class MoriAll2AllManager(All2AllManagerBase):",
+                                   ["     def dispatch(self, x):", '+        """Dispatch tokens to their experts."""',
+                                    "+        # the handle is cached per shape", "         return x"]))
+    assert result["relevance"] == "none"
+    assert "comments, docstrings or imports" in result["relevance_evidence"]["demoted"][0]["why"][-1]
+
+
+def test_a_hipified_csrc_kernel_is_shared_and_says_so_even_at_its_former_path():
+    for path in ("csrc/libtorch_stable/moe/topk_softmax_kernels.cu", "csrc/moe/topk_softmax_kernels.cu"):
+        result = run_triage(file_diff(path, added=["  int x = 0;"]), title="[Kernel] Faster top-k softmax")
+        assert result["relevance"] == "partial", path
+        assert result["shared_files"][0]["why"] == ["ROCm builds it: hipified from VLLM_MOE_EXT_SRC in CMakeLists.txt"]
+
+
+def test_a_cuda_only_csrc_kernel_is_not_rocm():
+    result = run_triage(file_diff("csrc/libtorch_stable/moe/grouped_topk_kernels.cu", added=["  int x = 0;"]),
+                        title="[Kernel] Optimize grouped topk kernel")
+    assert result["relevance"] == "none"
+
+
+def test_sm_checks_demote_only_capabilities_no_rocm_gpu_reports():
+    section = "class MoriAll2AllManager(All2AllManagerBase):"
+
+    def branch(condition):
+        return _hunk(10, section, ["     def dispatch(self, x):", f"         if {condition}:", "+            x = x * 2"])
+
+    assert _all2all_triage(branch("current_platform.has_device_capability(100)"))["relevance"] == "none"
+    assert _all2all_triage(branch("current_platform.is_device_capability_family(100)"))["relevance"] == "none"
+    assert _all2all_triage(branch("has_flashinfer_nvlink_one_sided()"))["relevance"] == "none"
+    # MI300 reports capability 9.4, so a ">= 9.0" check is taken on ROCm too
+    assert _all2all_triage(branch("current_platform.has_device_capability(90)"))["relevance"] == "partial"

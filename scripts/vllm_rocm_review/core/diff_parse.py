@@ -33,7 +33,8 @@ class FileDiff:
 
     Added and context lines carry their number in the new file, removed lines their number
     in the old file; the text has the leading ``+``/``-``/space stripped. ``hunk_sections``
-    holds (new start line, text after the second ``@@``), usually the enclosing def.
+    holds (new start line, text after the second ``@@``), usually the enclosing def;
+    ``hunks`` holds each hunk's lines in diff order as (marker, text), marker ``+``, ``-`` or `` ``.
     """
 
     path: str
@@ -43,6 +44,7 @@ class FileDiff:
     removed: list = field(default_factory=list)
     context: list = field(default_factory=list)
     hunk_sections: list = field(default_factory=list)
+    hunks: list = field(default_factory=list)
     has_hunks: bool = False
 
     def line_comment(self):
@@ -211,6 +213,8 @@ def _read_hunk(lines, index, diff):
         return index
     diff.has_hunks = True
     diff.hunk_sections.append((int(match.group(3)), lines[index - 1][match.end():].strip()))
+    hunk = []
+    diff.hunks.append(hunk)
     old_line = int(match.group(1))
     old_left = int(match.group(2)) if match.group(2) is not None else 1
     new_line = int(match.group(3))
@@ -218,6 +222,8 @@ def _read_hunk(lines, index, diff):
     while index < len(lines) and (old_left > 0 or new_left > 0):
         line = lines[index]
         marker = line[:1]
+        if marker in "+- " or line == "":
+            hunk.append((marker or " ", line[1:]))
         if marker == "+":
             diff.added.append((new_line, line[1:]))
             new_line += 1

@@ -102,6 +102,7 @@ def validate_surface(data):
             problems.append(f"{key!r} must be a {expected.__name__}")
     if problems:
         return problems
+    problems.extend(_validate_hipified_csrc(data.get("hipified_csrc")))
     rule_ids, rule_problems = _validate_rule_ids(data["rule_ids"])
     problems.extend(rule_problems)
     problems.extend(_validate_markers(data["markers"]))
@@ -520,6 +521,19 @@ def _validate_context_pack(section):
 
 
 # --- small checks ----------------------------------------------------------------------------
+
+
+def _validate_hipified_csrc(section):
+    """The optional ``hipified_csrc`` section: CMake list names mapping to csrc paths."""
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        return ["'hipified_csrc' must be a mapping"]
+    problems = _unknown_keys("hipified_csrc", section, {"cmake_lists", "former_prefixes", "lists"})
+    for name, paths in (section.get("lists") or {}).items():
+        if not isinstance(paths, list) or not all(isinstance(p, str) and p.startswith("csrc/") for p in paths):
+            problems.append(f"hipified_csrc.lists.{name} must be a list of csrc/ paths")
+    return problems
 
 
 def _unknown_keys(where, mapping, allowed):

@@ -134,6 +134,9 @@ class TriageConfig:
             PathFact(PathPattern.parse(item["path"]), item.get("why", ""),
                      excludes=tuple(PathPattern.parse(glob) for glob in item.get("exclude") or []))
             for item in data.get("shared_surface") or [])
+        hipified = data.get("hipified_csrc") or {}
+        self.hipified_csrc = {path: name for name, paths in (hipified.get("lists") or {}).items() for path in paths}
+        self.hipified_former_prefixes = dict(hipified.get("former_prefixes") or {})
         self.backbone_tiers = PathTable(PathFact(PathPattern.parse(item["path"]), item.get("why", ""),
                                                  tier=int(item["tier"])) for item in data.get("backbone_tiers") or [])
         tuning = data.get("tuning_configs") or {}
@@ -151,6 +154,17 @@ class TriageConfig:
 
     def is_tuning_config(self, path):
         return any(glob.matches(path) for glob in self.tuning_globs)
+
+    def hipified_list(self, path):
+        """The CMake source list through which ROCm builds this csrc path (at its current or former location), or None."""
+        if path in self.hipified_csrc:
+            return self.hipified_csrc[path]
+        for current, former in self.hipified_former_prefixes.items():
+            if path.startswith(former) and not path.startswith(current):
+                moved = current + path[len(former):]
+                if moved in self.hipified_csrc:
+                    return self.hipified_csrc[moved]
+        return None
 
     def is_amd_tuning_config(self, path):
         name = path.rsplit("/", 1)[-1]
@@ -323,6 +337,8 @@ def _compile_checks(checks):
             "content_kinds": tuple(gate.get("content_kinds") or ("code",)),
             "full_share": float(gate.get("full_share", 0.5)),
             "share_excludes_kinds": tuple(gate.get("share_excludes_kinds") or ()),
+            "platform_only_blocks": [NamedPattern(item["id"], _rx(item["pattern"], 0), item.get("why", ""))
+                                     for item in gate.get("platform_only_blocks") or []],
         },
         "env_vars": {
             "reads": _rxs(env.get("reads"), 0),
@@ -377,5 +393,6 @@ def _compile_checks(checks):
             "always": tuple(reading.get("always") or ()),
             "deep": tuple(reading.get("deep") or ()),
             "with_rule": {rule: tuple(anchors) for rule, anchors in (reading.get("with_rule") or {}).items()},
+            "budget": float(reading.get("budget", 1.0)),
         },
     }

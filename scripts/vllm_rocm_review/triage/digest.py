@@ -152,10 +152,10 @@ def _plan(plan):
     if plan["deep_reasons"]:
         lines.append("deep because: " + "; ".join(plan["deep_reasons"]))
     sections = ", ".join(section["anchor"] for section in plan["sections"])
-    lines.append(f"read {len(plan['sections'])} sections + {len(plan['checklist'])} checklist lines = "
-                 f"{plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%}): {sections}")
-    if plan["then_read_in_full"]:
-        lines.append(f"then read {plan['then_read_in_full']} in full (deep review)")
+    lines.append(f"plan: {plan['lines']} of {plan['catalog_lines']} catalog lines ({plan['fraction']:.0%}), "
+                 f"{len(plan['sections'])} sections + {len(plan['checklist'])} checklist lines: {sections}")
+    if plan["over_budget"]:
+        lines.append(f"over the {plan['budget']:.0%} budget, kept as checklist lines: " + ", ".join(plan["over_budget"]))
     lines.append("print them: rerun triage_pr.py on this PR document with --expand")
     return lines
 

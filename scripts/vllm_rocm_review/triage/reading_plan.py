@@ -2,15 +2,21 @@
 
 Progressive disclosure: the plan cuts out the sections ``checks.reading_plan`` names
 (core discipline always; the AI-diagnostic section for deep reviews; the mori appendix with the mori rule)
-and the body of every rule a diff family derived, plus housekeeping. A rule that only a
-PR type mandates is listed by its heading in a one-line checklist with its line range,
-to open when its concern may apply. ``fraction`` counts those lines against the whole
-catalog. A deep review (conditions in ``checks.deep_review``: Tier-1 files, mori,
-performance claims) reads the planned sections first and then the whole catalog.
+and the body of every rule a diff family derived, plus housekeeping; a deep review (conditions in
+``checks.deep_review``: Tier-1 files, mori, performance claims) also cuts out the bodies of the
+rules a PR type mandates. Every other selected rule is a one-line checklist item with its line range.
+Rule bodies are held to ``reading_plan.budget`` (a fraction of the catalog): family-derived bodies
+come first, then type-mandated ones, each ranked by how often the rule body names the touched files;
+the first body past the budget and every one ranked below it become checklist lines instead, so
+the plan stays small as the catalog grows.
+``fraction`` counts the plan's lines against the whole catalog.
 """
 
+import posixpath
+
+
 from ..core.catalog import rule_anchor
-from .families import has_diff_evidence
+from .families import ALWAYS_RULE, has_diff_evidence
 from ..core.skill_paths import RULES_CATALOG
 from ..core.skill_paths import bundle_relative
 
@@ -42,13 +48,14 @@ def deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf
     return reasons
 
 
-def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_types, families, perf_check):
+def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_types, families, perf_check,
+         touched_paths=()):
     """Sections to read in full, and the one-line checklist of the other rules.
 
-    A rule's body is cut out when a diff family derived it (the diff shows its trigger) or
-    when it is the always-applied housekeeping rule; a rule that only a PR type mandates,
-    and every judgment rule, is listed by its heading: apply it, and open its body (the
-    line range is given) when its concern may apply.
+    A rule's body is cut out when a diff family derived it (the diff shows its trigger), when
+    it is the always-applied housekeeping rule, or, in a deep review, when a PR type mandates
+    it, as long as the budget allows; every other rule, and every judgment rule, is listed by
+    its heading: apply it, and open its body (the line range is given) when its concern may apply.
     """
     reasons = deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check)
     settings = config.checks["reading_plan"]
@@ -59,15 +66,19 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
     if relevance_level != "none":
         for rule in rule_ids:
             anchors += settings["with_rule"].get(rule, [])
-    bodies = [rule["id"] for rule in rules if has_diff_evidence(rule)]
-    anchors += [rule_anchor(rule) for rule in bodies]
     anchors = list(dict.fromkeys(anchors))
+    candidates = [rule["id"] for rule in rules if has_diff_evidence(rule) or reasons]
+    listed_anyway = len(rules) - len(candidates) + len(judgment_rules)
+    bodies, over_budget = _within_budget(catalog, anchors, candidates, rules, touched_paths,
+                                         settings["budget"], listed_anyway)
+    anchors += [rule_anchor(rule) for rule in bodies]
     listed = [rule["id"] for rule in rules if rule["id"] not in bodies] + [rule["id"] for rule in judgment_rules]
     result = {
         "depth": "deep" if reasons else "quick",
         "deep_reasons": reasons,
         "catalog": CATALOG_NAME,
-        "then_read_in_full": CATALOG_NAME if reasons else None,
+        "budget": settings["budget"],
+        "over_budget": over_budget,
     }
     sections, checklist, missing = [], [], []
     for anchor in anchors:
@@ -92,6 +103,39 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
         "fraction": round(lines / catalog.line_count, 3),
     })
     return result
+
+
+def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget, listed_anyway):
+    """The candidate rules whose bodies fit the budget, and those demoted to checklist lines.
+
+    The budget covers the planned sections, the kept bodies and one checklist line for every
+    other rule (``listed_anyway`` non-candidates, plus each demoted candidate).
+    Housekeeping always fits; then family-derived rules before type-mandated ones, each group
+    ranked by relevance to the touched files (see ``_relevance``), catalog order breaking ties.
+    The first body that does not fit ends the cut: it and every rule ranked below it are demoted,
+    so a demoted rule never outranks a kept one.
+    """
+    limit = int(budget * catalog.line_count)
+    by_id = {rule["id"]: rule for rule in rules}
+    order = {rule_id: position for position, rule_id in enumerate(candidates)}
+    ranked = sorted(candidates, key=lambda rule_id: (
+        rule_id != ALWAYS_RULE, not has_diff_evidence(by_id[rule_id]),
+        -_relevance(catalog, rule_id, touched_paths), order[rule_id]))
+    kept, demoted = [], []
+    for rule_id in ranked:
+        trial = anchors + [rule_anchor(rule) for rule in kept + [rule_id]]
+        fits = catalog.covered_lines(trial) + listed_anyway + len(candidates) - len(kept) - 1 <= limit
+        if rule_id == ALWAYS_RULE or (fits and not demoted):
+            kept.append(rule_id)
+        else:
+            demoted.append(rule_id)
+    return sorted(kept, key=order.get), sorted(demoted, key=order.get)
+
+
+def _relevance(catalog, rule_id, touched_paths):
+    """How many touched files (by path, else by file name) a rule's body names."""
+    body = "\n".join(catalog.section_lines(rule_anchor(rule_id)) or ())
+    return sum(1 for path in touched_paths if path in body or posixpath.basename(path) in body)
 
 
 def _describe(section):

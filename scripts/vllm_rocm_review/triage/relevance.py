@@ -11,7 +11,16 @@ a ROCm marker). The level:
   CUDA-motivated change to a shared kernel, or a generic refactor that also edits ROCm
   backends;
 - none: nothing; weak markers (bare fp8, mxfp4 ...) never count on their own.
+
+A shared file whose changed lines are all comments, docstrings or imports, or sit inside
+blocks only another platform enters (``gate.platform_only_blocks``: ``is_cuda()``,
+``has_flashinfer()``, FlashInfer/TRT-LLM/CUTLASS/DeepGEMM-only definitions, SM checks), is
+demoted: it is listed in the evidence under ``demoted`` with the reason, and does not count.
 """
+
+from .hunk_reach import changed_lines
+from .hunk_reach import is_import
+from .hunk_reach import reached_by
 
 def scan_text(config, text):
     """Strong and weak marker hits in one text, with guarded markers set aside."""
@@ -43,8 +52,9 @@ def clean_body(config, body):
 def classify_path(config, path):
     """('rocm' | 'shared' | None, reasons) for one changed path.
 
-    A ROCm-named path wins; then the shared surface (so a kernel both lists know is
-    treated as shared, which it is); then known ROCm paths and AMD tuning files.
+    A ROCm-named path wins; then a csrc source ROCm builds through hipify (``hipified_csrc``);
+    then the shared surface (so a kernel both lists know is treated as shared, which it is);
+    then known ROCm paths and AMD tuning files.
     """
     strong, weak, suppressed = [], [], set()
     for guard in config.guards:
@@ -55,6 +65,9 @@ def classify_path(config, path):
             (weak if marker.strength == "weak" else strong).append(f"path marker {marker.id}")
     if strong:
         return "rocm", strong
+    hipified = config.hipified_list(path)
+    if hipified and not config.known_paths.matching(path):
+        return "shared", [f"ROCm builds it: hipified from {hipified} in CMakeLists.txt"]
     shared = [f"shared surface: {fact.why}" if fact.why else "shared surface"
               for fact in config.shared_surface.matching(path)]
     if shared:
@@ -100,8 +113,8 @@ def content_evidence(config, diff):
 
 
 def exposed_files(config, diffs):
-    """(ROCm files, shared files) as {path, why}: a file's new path, then its old one, then its changed lines."""
-    rocm_files, shared_files = [], []
+    """(ROCm files, shared files, demoted shared files) as {path, why}: a file's new path, then its old one, then its changed lines."""
+    rocm_files, shared_files, demoted = [], [], []
     for diff in diffs:
         paths = [diff.path] + ([diff.old_path] if diff.old_path else [])
         verdict, reasons = None, []
@@ -112,18 +125,43 @@ def exposed_files(config, diffs):
         if verdict is None:
             reasons = content_evidence(config, diff)
             verdict = "shared" if reasons else None
+        demotion = no_rocm_reach(config, diff) if verdict == "shared" else None
         if verdict == "rocm":
             rocm_files.append({"path": diff.path, "why": reasons})
+        elif demotion:
+            demoted.append({"path": diff.path, "why": reasons + [demotion]})
         elif verdict == "shared":
             shared_files.append({"path": diff.path, "why": reasons})
-    return rocm_files, shared_files
+    return rocm_files, shared_files, demoted
+
+
+def no_rocm_reach(config, diff):
+    """Why no changed line of a shared file reaches ROCm, or None when one does (or the file has no hunks)."""
+    lines = changed_lines(diff)
+    if not lines:
+        return None
+    markers = config.checks["gate"]["platform_only_blocks"]
+    inert, branches = 0, {}
+    for line in lines:
+        if not line.text.strip() or diff.is_comment(line.text) or line.in_docstring or is_import(line):
+            inert += 1
+            continue
+        reach = reached_by(line, markers)
+        if reach is None:
+            return None
+        marker, header = reach
+        branches.setdefault(marker.id, header)
+    if not branches:
+        return f"changed lines are only comments, docstrings or imports ({inert})"
+    inside = "; ".join(f"{marker_id}: {header}" for marker_id, header in branches.items())
+    return f"every changed line is a comment, docstring or import, or sits in a block ROCm never enters ({inside})"
 
 
 def gate(config, pr, diffs):
     """The relevance verdict with its evidence, plus the exposed files."""
     title_hits = scan_text(config, pr.get("title") or "")
     body_hits = scan_text(config, clean_body(config, pr.get("body")))
-    rocm_files, shared_files = exposed_files(config, diffs)
+    rocm_files, shared_files, demoted = exposed_files(config, diffs)
     counted = [diff.path for diff in diffs
                if not set(config.file_kinds(diff.path)) & set(config.checks["gate"]["share_excludes_kinds"])]
     if not counted:
@@ -152,6 +190,8 @@ def gate(config, pr, diffs):
     else:
         level = "none"
         reason = "no ROCm marker in title, body or paths, and no shared ROCm file"
+        if demoted:
+            reason += f" ({len(demoted)} shared file(s) changed only where ROCm never runs)"
         if title_hits["weak"] or body_hits["weak"]:
             reason += " (weak markers alone do not count)"
     return {
@@ -161,5 +201,6 @@ def gate(config, pr, diffs):
             "title": title_hits,
             "body": body_hits,
             "rocm_share": {"rocm": rocm_counted, "counted": len(counted), "threshold": threshold},
+            "demoted": demoted,
         },
     }, rocm_files, shared_files

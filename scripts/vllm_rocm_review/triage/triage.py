@@ -36,7 +36,8 @@ def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=
     if context_pack is not None:
         checks["context"] = context_check(context_pack)
     flags = risk.flags(config, tiers, fired, shared_files, ci_summary)
-    plan = reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, checks["perf-claims"])
+    plan = reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, checks["perf-claims"],
+                        touched_paths=[diff.path for diff in diffs])
     result = {
         "pr": {"number": pr["number"], "title": pr["title"], "files": len(diffs),
                "additions": pr.get("additions"), "deletions": pr.get("deletions"),
