@@ -23,7 +23,7 @@ def render_digest(result):
     lines += _tiers(result)
     lines += _plan(result["reading_plan"])
     lines += _lenses(result["lenses"])
-    lines += _checks(result["checks"])
+    lines += _checks(result["checks"], result["pr"]["number"])
     return "\n".join(lines) + "\n"
 
 
@@ -175,7 +175,7 @@ def _lenses(lenses):
                          for lens in lenses["chosen"]]
 
 
-def _checks(checks):
+def _checks(checks, number):
     lines = ["", "## Mechanical checks"]
     for name, check in checks.items():
         lines.append(f"{name}: {check['status']} — {check['summary']}")
@@ -189,6 +189,9 @@ def _checks(checks):
         hidden = len(check["items"]) - shown + check.get("omitted", 0)
         if hidden > 0:
             lines.append(f"  … {hidden} more in --json")
+    if "context" not in checks:
+        lines.append(f"context: not given — build the context pack with scripts/context_pack.py PR_JSON, "
+                     f"then re-run with --context outputs/pr-{number}-context.json")
     return lines
 
 
