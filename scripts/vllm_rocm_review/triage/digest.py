@@ -68,6 +68,8 @@ def _relevance(result):
             lines.append(f"{where} markers: " + "; ".join(parts))
     lines += _file_list("ROCm-exposed files", result["rocm_files"])
     lines += _file_list("Shared files (check for cross-backend regressions)", result["shared_files"])
+    lines += _file_list("Set aside: shared files whose changes ROCm never runs (overrule if it does)",
+                        result["relevance_evidence"].get("demoted") or [])
     if result["relevance"] == "none":
         lines.append("Light path: semantic understanding, housekeeping (HK) and the verdict only; "
                      "AITER/mori-specific rules were skipped" + (f" ({' '.join(result['skipped_rules'])})"
