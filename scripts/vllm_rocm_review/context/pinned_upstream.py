@@ -204,11 +204,15 @@ def _find_uses(added_lines, read_head, libraries):
         by_path.setdefault(entry["path"], {})[entry["line"]] = entry["text"]
     roots = {library["module"]: library for library in libraries}
     wrappers = _Wrappers(libraries, read_head)
+    needles = (*roots, *wrappers.class_names)
     uses, seen = [], set()
     for path in sorted(by_path):
         if not path.endswith(".py"):
             continue
-        found = _uses_in_file(path, by_path[path], read_head(path), roots, wrappers)
+        head_text = read_head(path)
+        if not any(needle in (head_text or "\n".join(by_path[path].values())) for needle in needles):
+            continue  # no library or wrapper name anywhere in the file: nothing to parse
+        found = _uses_in_file(path, by_path[path], head_text, roots, wrappers)
         for line, module, name, via in sorted(found, key=lambda item: item[0]):
             key = (module, name)
             if key not in seen:
