@@ -7,8 +7,8 @@ Takes the --cases (default 5) cases with the most changed lines (cases.jsonl and
 more-cases.jsonl), builds each one's PR document with meta.checkout in the clone (head = the
 merge commit, base = its first parent), then the pack with its code map the way
 scripts/context_pack.py does (offline: no upstream definitions). Prints one row per case:
-changed lines, the map's lines and bytes, definitions and hunk runs kept, blocks cut (and
-their lines), and the seconds of the whole pack plus map, then of the map alone.
+changed lines, the map's lines and bytes, definitions, hunk runs and twin blocks kept, blocks
+cut (and their lines), and the seconds of the whole pack plus map, then of the map alone.
 """
 
 import argparse
@@ -55,7 +55,7 @@ def main(argv=None):
     cap = args.max_lines or surface["context_pack"]["code_map"]["max_lines"]
     cases = sorted(load_cases(), key=lambda case: -changed_lines(case))[:args.cases]
     print(f"code map cap {cap} lines; offline (no upstream definitions)")
-    print(f"{'PR':>6} {'changed':>8} {'files':>5} {'lines':>6} {'bytes':>8} {'defs':>5} {'hunks':>5} "
+    print(f"{'PR':>6} {'changed':>8} {'files':>5} {'lines':>6} {'bytes':>8} {'defs':>5} {'hunks':>5} {'twins':>5} "
           f"{'cut':>4} {'cut lines':>9} {'pack+map s':>10} {'map s':>6}")
     for case in cases:
         number = case["pr_number"]
@@ -70,7 +70,7 @@ def main(argv=None):
         seconds = time.perf_counter() - start
         summary = pack["code_map"]
         print(f"{number:>6} {changed_lines(case):>8} {len(case['files']):>5} {summary['lines']:>6} "
-              f"{len(code_map.text.encode()):>8} {summary['definitions']:>5} {summary['hunks']:>5} "
+              f"{len(code_map.text.encode()):>8} {summary['definitions']:>5} {summary['hunks']:>5} {summary['twins']:>5} "
               f"{len(summary['cut']):>4} {sum(c['lines'] for c in summary['cut']):>9} {seconds:>10.2f} "
               f"{code_map.seconds:>6.2f}")
     return 0

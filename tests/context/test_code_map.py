@@ -120,6 +120,27 @@ def test_a_long_base_is_a_diff_with_file_line_numbers_and_a_short_one_is_whole(t
     assert "base (vllm/padding.py:48):" in block(text, "short_one")
 
 
+def long_class(limit, extra_method):
+    methods = "".join(f"    def method_{n}(self):\n        return {n}\n\n" for n in range(20))
+    extra = "    def added(self):\n        return 0\n\n" if extra_method else ""
+    return f"class Big:\n    LIMIT = {limit}\n\n{extra}{methods}"
+
+
+def test_a_long_class_shows_only_its_outline_diff(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write_files(root, {"vllm/big.py": long_class(1, False)})
+    base = commit(root, "base")
+    write_files(root, {"vllm/big.py": long_class(2, True)})
+    head = commit(root, "head")
+    _, text = build(pr_document(root, base, head, 7001))
+    outline = block(text, "Big [class, modified]")
+    assert "class outline, base→head diff" in outline and "-    LIMIT = 1\n+    LIMIT = 2" in outline
+    assert "+    def added(self): …\n" in outline and "# lines" not in outline and "method_19" not in outline
+    assert "    5          return 0" in block(text, "Big.added [function, added]")
+
+
 def test_sources_only_maps_what_it_can_and_says_what_is_missing(small_repo):
     root, base, head = small_repo
     document = pr_document(root, base, head, 7004, checkout=False)
@@ -145,6 +166,32 @@ def test_platform_twins_of_another_section_are_shown_when_present(small_repo):
     code_map.build(ws, pack)
     twins = block(code_map.text, "twins of use")
     assert "platform: vllm/ops.py:11-12" in twins and "   12      return torch.empty_like(x)" in twins
+
+
+def upstream_symbol(called_at, saved):
+    return {"repo": "ROCm/aiter", "ref": "v1", "symbol": "aiter.helper", "called_at": called_at, "via": None,
+            "status": "found", "path": "aiter/ops/helper.py", "line": 4, "signature": "def helper(a)", "asserts": [],
+            "constants": [], "saved": str(saved)}
+
+
+def test_upstream_definitions_go_with_module_level_hunks_and_unsaved_ones_are_named(small_repo, tmp_path):
+    root, base, head = small_repo
+    document = pr_document(root, base, head, 7001)
+    pack = build_pack(document, None, SURFACE["context_pack"], SURFACE)
+    saved = tmp_path / "helper.py"
+    saved.write_text("X = 1\n\n\n@cache\ndef helper(a):\n    return a\n")
+    pack["upstream"] = {"symbols": [upstream_symbol("vllm/user.py:1", saved),
+                                    upstream_symbol("vllm/ops.py:8", tmp_path / "gone.py")]}
+    pack["upstream"]["symbols"][0]["line"] = 5
+    ws, _, _ = open_workspace(document, None, SURFACE["context_pack"], SURFACE)
+    ws.load_python()
+    code_map = CodeMap("pr-7001-code.md", 2500)
+    code_map.build(ws, pack)
+    module = block(code_map.text, "vllm/user.py hunks")
+    assert "upstream aiter.helper ← vllm/user.py:1: ROCm/aiter@v1:aiter/ops/helper.py:5" in module
+    assert "    4  @cache\n    5  def helper(a):\n    6      return a" in module
+    assert (f"upstream aiter.helper ← vllm/ops.py:8: ROCm/aiter@v1:aiter/ops/helper.py:4; text not saved "
+            f"({tmp_path / 'gone.py'}); def helper(a)") in block(code_map.text, "my_op_impl")
 
 
 def run_cli(pr_path, out, *extra):

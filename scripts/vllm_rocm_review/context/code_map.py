@@ -23,6 +23,7 @@ from .workspace import matches_any
 NOT_BUILT = "not built"
 PLATFORM_TWINS_KEY = "platform_twins"  # optional pack section: {name/method, path:line locations}
 LOCATION = re.compile(r"^([\w./-]+\.py):(\d+)(?:-\d+)?$")
+MARKER_LINES = re.compile(r"  # lines \d+-\d+$")  # an elided definition's span, dropped before diffing
 HUNK_RANGE = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 FENCE_LANGUAGES = {".py": "python", ".yaml": "yaml", ".yml": "yaml", ".cu": "cuda", ".cuh": "cuda",
                    ".h": "cpp", ".hpp": "cpp", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "c", ".hip": "cpp"}
@@ -103,7 +104,8 @@ class _Collector:
         self._other_files = {}
 
     def blocks(self):
-        entries = [e for e in self.pack["symbols"] if not self._shown_by_owner(e)]
+        named = {(e["path"], e["qualname"]) for e in self.pack["symbols"]}
+        entries = [e for e in self.pack["symbols"] if not _shown_by_owner(e, named)]
         by_path = {}
         for entry in entries:
             by_path.setdefault(entry["path"], []).append(entry)
@@ -127,13 +129,6 @@ class _Collector:
         result.sort(key=Block.page_rank)
         return result
 
-    def _shown_by_owner(self, entry):
-        """A class attribute whose class is itself a block: the class outline shows it."""
-        if entry["kind"] != "attribute" or "." not in entry["qualname"]:
-            return False
-        owner = entry["qualname"].rsplit(".", 1)[0]
-        return any(e["path"] == entry["path"] and e["qualname"] == owner for e in self.pack["symbols"])
-
     # --- definitions --------------------------------------------------------------------------
 
     def _definition(self, entry, siblings):
@@ -153,30 +148,50 @@ class _Collector:
             base = _definition_lines(ws.base_texts.get(entry["base_path"]), ws.base_defs.get(entry["base_path"], []),
                                      entry, "base", nested_base)
         language = _language(path)
-        if head:
-            lines += [f"head{' (class outline: methods as one line each)' if entry['kind'] == 'class' else ''}:",
-                      f"```{language}", *_numbered(head), "```"]
-        if base and head:
-            lines += self._base_view(entry, base, head, language)
+        long_class = entry["kind"] == "class" and len(head or []) > self.settings["base_in_full_up_to"]
+        if head and base and long_class:
+            lines += self._outline_diff(base, head)
+        elif head:
+            title = "head (class outline: methods as one line each):" if entry["kind"] == "class" else "head:"
+            lines += [title, f"```{language}", *_numbered(head), "```"]
+            if base:
+                lines += self._base_view(entry, base, head, language)
         elif base:
             lines += ["base (removed at head):", f"```{language}", *_numbered(base), "```"]
         lines += self._callers_of(entry)
         if entry["head"]:
-            lines += self._upstream_in(path, entry["head"]["start"], entry["head"]["end"])
+            span = entry["head"]
+            inner = [n for n in nested_head if span["start"] < n["start"] and n["end"] <= span["end"]]
+            lines += self._upstream_in(path, span, inner)
         return block
 
     def _base_view(self, entry, base, head, language):
         """The base in full when short or when its diff would be as long; else the base→head diff."""
-        base_text, head_text = [text for _, text in base], [text for _, text in head]
-        if base_text == head_text:
+        diff = self._diff(base, head)
+        if not diff:
             return ["base: same text (the change is in lines shown in their own block)"]
-        diff = list(difflib.unified_diff(base_text, head_text, lineterm="", n=self.settings["diff_context"]))[2:]
         if len(base) <= self.settings["base_in_full_up_to"] or len(diff) >= len(base):
             where = entry["base_path"] + ":" + str(entry["base"]["start"])
             return [f"base ({where}):", f"```{language}", *_numbered(base), "```"]
-        offset_base, offset_head = base[0][0] - 1, head[0][0] - 1
-        return [f"base→head diff ({len(base)} lines at base, file line numbers):", "```diff",
-                *[_shift_hunk_header(line, offset_base, offset_head) for line in diff], "```"]
+        return [f"base→head diff ({len(base)} lines at base, file line numbers):", "```diff", *diff, "```"]
+
+    def _outline_diff(self, base, head):
+        """A long class: only the base→head diff of its outline (its changed methods have their own blocks)."""
+        diff = self._diff(base, head)
+        changed = [line[1:] for line in diff if line[:1] in "+-" and not line.startswith("@@")]
+        if all(not text.strip() for text in changed):
+            return ["class outline: unchanged but for blank lines and the methods shown in their own blocks"]
+        return [f"class outline, base→head diff ({len(head)} lines at head, methods as one line each):", "```diff",
+                *diff, "```"]
+
+    def _diff(self, base, head):
+        """Unified diff lines of two numbered texts, hunk headers in file line numbers ([] when equal)."""
+        base_text = [MARKER_LINES.sub("", text) for _, text in base]
+        head_text = [MARKER_LINES.sub("", text) for _, text in head]
+        if base_text == head_text:
+            return []
+        diff = list(difflib.unified_diff(base_text, head_text, lineterm="", n=self.settings["diff_context"]))[2:]
+        return [_shift_hunk_header(line, base[0][0] - 1, head[0][0] - 1) for line in diff]
 
     def _callers_of(self, entry):
         if self.pack["callers"] is None:
@@ -227,10 +242,11 @@ class _Collector:
             return None
         return [(n, parsed[0][n - 1]) for n in range(found.start, found.end + 1)]
 
-    def _upstream_in(self, path, start, end):
+    def _upstream_in(self, path, span, inner):
+        """The upstream definitions called in ``span``, except in the ``inner`` blocks (they show their own)."""
         lines = []
         for line, entry in self._upstream.get(path, []):
-            if start <= line <= end:
+            if span["start"] <= line <= span["end"] and not any(n["start"] <= line <= n["end"] for n in inner):
                 lines += _upstream_lines(entry, self.settings["upstream_max_lines"])
         return lines
 
@@ -268,7 +284,7 @@ class _Collector:
             runs[-1]["sections"].append(section)
         if runs:
             runs[-1]["rows"] += _head_rows(head_lines, runs[-1]["last"] + 1, runs[-1]["last"] + context, shown_apart)
-        return [self._hunk_block(diff, run, bool(shown_apart) or diff.path.endswith(".py")) for run in runs]
+        return [self._hunk_block(diff, run) for run in runs]
 
     def _head_lines(self, diff):
         text = self.ws.head_texts.get(diff.path)
@@ -276,7 +292,7 @@ class _Collector:
             text = self.ws.reader.read_many(self.ws.head, [diff.path]).get(diff.path)
         return text.splitlines() if text else []
 
-    def _hunk_block(self, diff, run, attach_upstream):
+    def _hunk_block(self, diff, run):
         rows = run["rows"]
         numbered = [row[0] for row in rows if row[0] is not None and row[3] is None]
         span = f"{numbered[0]}-{numbered[-1]}" if numbered else "removed lines"
@@ -285,7 +301,7 @@ class _Collector:
         block = Block(diff.path, name, numbered[0] if numbered else 0, HUNKS)
         block.lines += [f"### {diff.path} {name} [{diff.status}]", f"```{_language(diff.path)}",
                         *_fold(rows), "```"]
-        if attach_upstream and numbered:
+        if numbered:
             block.lines += self._upstream_outside(diff.path, numbered[0], numbered[-1])
         return block
 
@@ -297,6 +313,13 @@ class _Collector:
             if start <= line <= end and not any(d["start"] <= line <= d["end"] for d in defs):
                 lines += _upstream_lines(entry, self.settings["upstream_max_lines"])
         return lines
+
+
+def _shown_by_owner(entry, named):
+    """A class attribute whose class is itself a block: the class outline shows it."""
+    if entry["kind"] != "attribute" or "." not in entry["qualname"]:
+        return False
+    return (entry["path"], entry["qualname"].rsplit(".", 1)[0]) in named
 
 
 def _head_rows(head_lines, start, end, shown_apart):
