@@ -141,6 +141,21 @@ def test_a_long_class_shows_only_its_outline_diff(tmp_path):
     assert "    5          return 0" in block(text, "Big.added [function, added]")
 
 
+def test_a_changed_closure_is_shown_inside_its_changed_function(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    closure = "def outer(x):\n    y = {0}\n\n    def inner(z):\n        return z * {0}\n\n    return inner(x + y)\n"
+    write_files(root, {"vllm/closure.py": closure.format(1)})
+    base = commit(root, "base")
+    write_files(root, {"vllm/closure.py": closure.format(2)})
+    head = commit(root, "head")
+    pack, text = build(pr_document(root, base, head, 7001))
+    assert {s["qualname"] for s in pack["symbols"]} == {"outer", "outer.inner"}
+    assert "    5          return z * 2" in block(text, "outer [function, modified]")
+    assert "### outer.inner" not in text and pack["code_map"]["definitions"] == 1
+
+
 def test_sources_only_maps_what_it_can_and_says_what_is_missing(small_repo):
     root, base, head = small_repo
     document = pr_document(root, base, head, 7004, checkout=False)

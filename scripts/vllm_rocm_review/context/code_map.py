@@ -104,7 +104,7 @@ class _Collector:
         self._other_files = {}
 
     def blocks(self):
-        named = {(e["path"], e["qualname"]) for e in self.pack["symbols"]}
+        named = {(e["path"], e["qualname"]): e for e in self.pack["symbols"]}
         entries = [e for e in self.pack["symbols"] if not _shown_by_owner(e, named)]
         by_path = {}
         for entry in entries:
@@ -121,7 +121,7 @@ class _Collector:
                 if diff.status != "removed" and diff.path not in self.ws.head_defs and diff.has_hunks:
                     why = "does not parse" if diff.path in self.ws.head_texts else "no head text (not downloaded)"
                     self.missing.append(f"definitions of {diff.path}: {why}; its hunks are shown instead")
-                result += self._hunks(diff, [e for e in self.pack["symbols"] if e["path"] == diff.path])
+                result += self._hunks(diff, defs)
             elif matches_any(diff.path, self.settings["hunk_globs"]):
                 result += self._hunks(diff)
             elif diff.has_hunks:
@@ -316,10 +316,13 @@ class _Collector:
 
 
 def _shown_by_owner(entry, named):
-    """A class attribute whose class is itself a block: the class outline shows it."""
-    if entry["kind"] != "attribute" or "." not in entry["qualname"]:
-        return False
-    return (entry["path"], entry["qualname"].rsplit(".", 1)[0]) in named
+    """Shown inside another block: a class attribute of a class with a block (its outline shows
+    it), or a function nested in a changed function (a closure reads best in place)."""
+    parts = entry["qualname"].split(".")
+    if entry["kind"] == "attribute":
+        return (entry["path"], ".".join(parts[:-1])) in named
+    owners = [named.get((entry["path"], ".".join(parts[:cut]))) for cut in range(1, len(parts))]
+    return any(owner is not None and owner["kind"] == "function" for owner in owners)
 
 
 def _head_rows(head_lines, start, end, shown_apart):
