@@ -75,7 +75,9 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="context_pack.py",
         description="Build the context pack of a PR (changed symbols, callers, twins, env vars, pinned AITER/mori "
-                    "code, CI coverage, custom ops, hot-path copies, flags) from a local vLLM clone. Deterministic; "
+                    "code, CI coverage, custom ops, hot-path copies, flags) and its code map (pr-N-code.md: the "
+                    "changed code, its callers, twins and upstream definitions on one page) from a local vLLM "
+                    "clone. Deterministic; "
                     "the network is used only for the pinned upstream code.",
         epilog="Exit codes: 0 success; 1 bad PR document, a clone without the PR's commits, or an unusable "
                "surface file; 2 usage error.",
