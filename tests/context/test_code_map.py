@@ -174,7 +174,7 @@ def test_platform_twins_of_another_section_are_shown_when_present(small_repo):
     root, base, head = small_repo
     document = pr_document(root, base, head, 7001)
     pack = build_pack(document, None, SURFACE["context_pack"], SURFACE)
-    pack["platform_twins"] = [{"method": "use", "rocm": "vllm/user.py:5", "cuda": "vllm/ops.py:11"}]
+    pack["platform_twins"] = [{"method": "use", "rocm": "vllm/user.py:5", "cuda": "vllm/ops.py:11-12"}]
     ws, _, _ = open_workspace(document, None, SURFACE["context_pack"], SURFACE)
     ws.load_python()
     code_map = CodeMap("pr-7001-code.md", 2500)

@@ -22,7 +22,7 @@ from .workspace import matches_any
 
 NOT_BUILT = "not built"
 PLATFORM_TWINS_KEY = "platform_twins"  # optional pack section: {name/method, path:line locations}
-LOCATION = re.compile(r"^([\w./-]+\.py):(\d+)(?:-\d+)?$")
+LOCATION = re.compile(r"^([\w./-]+\.py):(\d+)(?:-\d+)?$")  # path:line or path:start-end
 MARKER_LINES = re.compile(r"  # lines \d+-\d+$")  # an elided definition's span, dropped before diffing
 HUNK_RANGE = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 FENCE_LANGUAGES = {".py": "python", ".yaml": "yaml", ".yml": "yaml", ".cu": "cuda", ".cuh": "cuda",
@@ -135,7 +135,8 @@ class _Collector:
         ws, path = self.ws, entry["path"]
         side = entry["head"] or entry["base"]
         change = "changed, base unknown" if self.sources_only and entry["change"] == "added" else entry["change"]
-        where = f"{path}:{side['start']}-{side['end']}" if entry["head"] else f"{entry['base_path']}:{side['start']}-{side['end']} (base)"
+        span = f"{side['start']}-{side['end']}"
+        where = f"{path}:{span}" if entry["head"] else f"{entry['base_path']}:{span} (base)"
         block = Block(path, entry["qualname"], side["start"], DEFINITION)
         lines = block.lines
         lines.append(f"### {entry['qualname']} [{entry['kind']}, {change}] {where}")
@@ -160,9 +161,9 @@ class _Collector:
             lines += ["base (removed at head):", f"```{language}", *_numbered(base), "```"]
         lines += self._callers_of(entry)
         if entry["head"]:
-            span = entry["head"]
-            inner = [n for n in nested_head if span["start"] < n["start"] and n["end"] <= span["end"]]
-            lines += self._upstream_in(path, span, inner)
+            outer = entry["head"]
+            inner = [n for n in nested_head if outer["start"] < n["start"] and n["end"] <= outer["end"]]
+            lines += self._upstream_in(path, outer, inner)
         return block
 
     def _base_view(self, entry, base, head, language):
@@ -205,7 +206,8 @@ class _Collector:
         if not info["total"]:
             return [] if entry["path"].startswith(SKIPPED_PREFIXES) else [f"callers of {name}: none at head"]
         lines = [f"callers of {name} at head ({info['total']}, {info['outside_diff']} outside the diff):"]
-        lines += [f"- {s['path']}:{s['line']}{' (in diff)' if s['in_diff'] else ''}  {s['text']}" for s in info["sites"]]
+        lines += [f"- {s['path']}:{s['line']}{' (in diff)' if s['in_diff'] else ''}  {s['text']}"
+                  for s in info["sites"]]
         if info["more"]:
             lines.append(f"- … {info['more']} more (the pack keeps callers_per_symbol sites)")
         return lines
@@ -371,7 +373,6 @@ def _definition_lines(text, defs, entry, side, nested):
     if not text or not span:
         return None
     source = text.split("\n")
-    holes = []
     if entry["kind"] == "class":
         holes = [(d.start, d.end, d.signature) for d in defs
                  if d.kind in ("function", "class") and span["start"] < d.start and d.end <= span["end"]
@@ -396,7 +397,8 @@ def _upstream_lines(entry, max_lines):
     via = f" via {entry['via']}" if entry.get("via") else ""
     title = f"upstream {entry['symbol']}{via} ← {entry['called_at']}"
     if entry["status"] != "found":
-        return [f"{title}: {entry['status']}" + (f" (trail ends at {entry['path']}:{entry['line']})" if entry.get("path") else "")]
+        trail = f" (trail ends at {entry['path']}:{entry['line']})" if entry.get("path") else ""
+        return [f"{title}: {entry['status']}{trail}"]
     where = f"{entry['repo']}@{entry['ref']}:{entry['path']}:{entry['line']}"
     text = _saved_definition(entry.get("saved"), entry["line"])
     if text is None:
@@ -448,9 +450,8 @@ def _twins_by_symbol(pack):
         if not isinstance(twin, dict):
             continue
         name = twin.get("name") or twin.get("method")
-        locations = [v for v in twin.values() if isinstance(v, str) and LOCATION.match(v)]
-        for changed in locations:
-            others = [loc for loc in locations if loc != changed]
-            found.setdefault((changed.rpartition(":")[0].split(":")[0], name), []).extend(
-                ("platform", loc) for loc in others)
+        matches = [LOCATION.match(value) for value in twin.values() if isinstance(value, str)]
+        locations = [(match.group(1), f"{match.group(1)}:{match.group(2)}") for match in matches if match]
+        for path, _ in locations:
+            found.setdefault((path, name), []).extend(("platform", loc) for other, loc in locations if other != path)
     return found
