@@ -12,6 +12,7 @@ from bless import CONTEXT_CASES
 from bless import context_golden_path
 from bless import render_context_golden
 from vllm_cases import checkout_document
+from vllm_rocm_review.context.code_map import CodeMap
 from vllm_rocm_review.context.digest import render_digest
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.context.pack import offline_upstream
@@ -65,3 +66,19 @@ def test_digest_fits_and_matches_its_golden(packs, number):
     assert digest == render_context_golden(number, CLONE)
     assert digest == context_golden_path(number).read_text(encoding="utf-8"), \
         f"context digest of {number} changed; run VLLM_ROCM_REVIEW_TEST_CLONE=... python3 tests/bless.py and review the diff"
+
+
+def test_33443_code_map_puts_the_upstream_call_in_the_new_wrapper_and_stays_in_its_cap():
+    document = checkout_document(33443, CLONE)
+    if document is None:
+        pytest.skip("the clone does not hold case 33443's merge commit and its parent")
+    code_map = CodeMap("outputs/pr-33443-code.md", 2500)
+    pack = build_pack(document, None, SURFACE["context_pack"], SURFACE, offline_upstream("outputs/pr-33443-upstream"),
+                      code_map)
+    text = code_map.text
+    wrapper = text[text.index("### rocm_aiter_ops.triton_rope_and_cache [function, added]"):]
+    wrapper = wrapper[:wrapper.index("\n### ")]
+    assert "upstream aiter.ops.triton.fused_kv_cache.fused_qk_rope_reshape_and_cache ← vllm/_aiter_ops.py:" in wrapper
+    outline = text[text.index("### rocm_aiter_ops [class, modified]"):]
+    assert outline.split("\n")[1].startswith("class outline, base→head diff")
+    assert len(text.splitlines()) <= 2500 and pack["code_map"]["cut"]

@@ -107,3 +107,13 @@ def test_offline_with_network_options_is_a_usage_error(pr_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         context_pack.main([str(pr_path), "--offline", "--token", "t"])
     assert exit_info.value.code == 2
+
+
+def test_the_code_map_shows_the_saved_upstream_definition_inside_its_caller(replica, pr_path, tmp_path, capsys):
+    _, digest = run(replica, pr_path, tmp_path, capsys)
+    text = (digest.parent / "pr-7100-code.md").read_text(encoding="utf-8")
+    caller = text[text.index("### apply [function, modified]"):]
+    assert "upstream aiter.per_token_quant ← vllm/layer.py:5: ROCm/aiter@v0.1.19:aiter/ops/quant.py:4" in caller
+    assert '    5      assert x.dim() == 2, "2-D input only"' in caller
+    assert "upstream aiter.made_up_quant ← vllm/layer.py:6: absent-at-pin" in caller
+

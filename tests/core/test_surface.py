@@ -166,6 +166,11 @@ def broken(surface, edit):
         (lambda d: d["context_pack"]["ci"].update(default_working_dir="/elsewhere"),
          "context_pack.ci.working_dirs must be a mapping that holds default_working_dir"),
         (lambda d: d["context_pack"].pop("callers_per_symbol"), "context_pack lacks callers_per_symbol"),
+        (lambda d: d["context_pack"]["code_map"].update(max_lines=-1),
+         "context_pack.code_map.max_lines must be a whole number, at least 0"),
+        (lambda d: d["context_pack"]["code_map"].update(hunk_globs="*.cu"),
+         "context_pack.code_map.hunk_globs must be a list of file-name globs"),
+        (lambda d: d["context_pack"]["code_map"].pop("hunk_context"), "context_pack.code_map lacks hunk_context"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):

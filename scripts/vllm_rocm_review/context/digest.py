@@ -16,6 +16,7 @@ def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
             f"mode {meta['mode']}, base {str(meta['base_sha'])[:12]}, head {str(meta['head_sha'])[:12]}; "
             f"everything in {json_name}"]
     head += [f"not possible: {item}" for item in meta["not_possible"]]
+    head += _code_map(pack.get("code_map") or {})
     if "pins" not in pack["upstream"]:
         head.append("pinned upstream code (AITER/mori): not collected")
     sections = [
@@ -45,6 +46,15 @@ def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
         if len(shown) < len(items):
             lines.append(f"- … {len(items) - len(shown)} more in the JSON")
     return "\n".join(lines[:max_lines]) + "\n"
+
+
+def _code_map(summary):
+    """One line naming the code map, when one was written."""
+    if "path" not in summary:
+        return []
+    cut = f"; {len(summary['cut'])} block(s) cut, listed at its top" if summary["cut"] else ""
+    return [f"code map: {summary['path']} ({summary['lines']} lines: {summary['definitions']} definitions, "
+            f"{summary['hunks']} hunk runs{cut}); each lens starts there"]
 
 
 def _cap(sizes, budget):

@@ -2,6 +2,7 @@
 
 from . import changes
 from .ci_coverage import ci_coverage
+from .code_map import NOT_BUILT as CODE_MAP_NOT_BUILT
 from .custom_ops import custom_ops
 from .env_vars import env_vars
 from .git_reader import CommitReader
@@ -67,10 +68,12 @@ def pinned_upstream(ws, upstream):
                                  **upstream)
 
 
-def build_pack(document, repo, settings, surface, upstream=None):
+def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
     """The pack as a dict with the fixed key order of outputs/pr-N-context.json.
 
     Without ``upstream`` (see ``pinned_upstream``) section 5 is left out and the pack says so.
+    With ``code_map`` (a ``code_map.CodeMap``) the map is built last, from the other sections:
+    its page is ``code_map.text``, its path and cuts are the pack's ``code_map``.
     """
     ws, mode, not_possible = open_workspace(document, repo, settings, surface)
     ws.load_python()
@@ -85,7 +88,7 @@ def build_pack(document, repo, settings, surface, upstream=None):
     section = pinned_upstream(ws, upstream) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
     flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
     pr = document["pr"]
-    return {
+    pack = {
         "pr": {"number": pr["number"], "title": pr["title"]},
         "meta": {"base_sha": ws.base, "head_sha": ws.head if mode == "checkout" else pr["head"].get("sha"),
                  "mode": mode, "not_possible": not_possible,
@@ -100,3 +103,5 @@ def build_pack(document, repo, settings, surface, upstream=None):
         "hot_path_copies": copies,
         "flags": flags,
     }
+    pack["code_map"] = code_map.build(ws, pack) if code_map is not None else {"status": CODE_MAP_NOT_BUILT}
+    return pack

@@ -477,7 +477,9 @@ def _validate_upstream_pins(pins):
 
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
-                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci"}
+                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "code_map"}
+CODE_MAP_COUNTS = {"max_lines", "base_in_full_up_to", "diff_context", "twins_with_text", "twin_max_lines",
+                   "upstream_max_lines", "hunk_context"}
 TWIN_FAMILY_KEYS = {"id", "dir", "why"}
 CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
 
@@ -517,6 +519,18 @@ def _validate_context_pack(section):
             else:
                 problems += [p for index, path in enumerate(ci[key])
                              for p in _path_problems(f"{where}.ci", f"{key}[{index}]", path)]
+    return problems + _code_map_problems(section["code_map"])
+
+
+def _code_map_problems(section):
+    where = "context_pack.code_map"
+    problems = []
+    if not _is_entry(section, where, CODE_MAP_COUNTS | {"hunk_globs"}, set(), problems):
+        return problems
+    problems += [f"{where}.{key} must be a whole number, at least 0" for key in sorted(CODE_MAP_COUNTS)
+                 if not isinstance(section[key], int) or isinstance(section[key], bool) or section[key] < 0]
+    if not isinstance(section["hunk_globs"], list) or not all(isinstance(g, str) and g for g in section["hunk_globs"]):
+        problems.append(f"{where}.hunk_globs must be a list of file-name globs")
     return problems
 
 
