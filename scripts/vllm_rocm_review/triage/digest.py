@@ -170,11 +170,12 @@ def _lenses(lenses):
         return ["", f"## Lenses: none ({reason})"]
     output = lenses["chosen"][0]["output"].replace(lenses["chosen"][0]["id"], "<lens>")
     head = (f"## Lenses: {len(lenses['chosen'])}, expected extra cost ~{lenses['extra_cost_tokens'] // 1000}k tokens "
-            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each writes {output}")
+            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each starts from "
+            f"{lenses['chosen'][0]['starts_from']} and writes {output}")
     if lenses["cut"]:
         head += f"; cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}"
-    return ["", head] + [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}"
-                         for lens in lenses["chosen"]]
+    return ["", head] + [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens, budget {lens['tool_call_budget']} "
+                         f"tool calls): {clip('; '.join(lens['why']), 90)}" for lens in lenses["chosen"]]
 
 
 def _checks(checks, number):
