@@ -26,6 +26,7 @@ from vllm_rocm_review.core.cli import fail
 from vllm_rocm_review.core.cli import output_path_problem
 from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.core.lenses import LensError
 from vllm_rocm_review.report.findings import FindingsError
 from vllm_rocm_review.report.findings import load_json
 from vllm_rocm_review.report.findings import merge
@@ -65,6 +66,8 @@ def main(argv=None) -> int:
         for problem in error.problems:
             fail(f"{problem}; {FIX}")
         return 1
+    except LensError as error:
+        return fail(f"{error}; restore the lens files from the bundle")
     text = json.dumps(merged, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:

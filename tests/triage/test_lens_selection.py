@@ -88,6 +88,7 @@ def test_digest_names_each_lens_why_and_the_extra_cost(tmp_path, capsys):
         "outputs/pr-4242-code.md and writes outputs/pr-4242-lens-<lens>.json; cut by the cap of 1: "
         "host-overhead-and-hot-path, dispatch-and-defaults")
     assert section.splitlines()[1] == "kernel-contracts (~80k tokens, budget 30 tool calls): tier 1 file; type aiter-op"
+    assert section.splitlines()[2] == "  asks: " + bundle_lenses().by_id("kernel-contracts").question
     assert triage_pr.main([str(path), "--json", "--lenses", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["lenses"]["chosen"] == []
 

@@ -86,3 +86,19 @@ def test_real_case_41436_is_deep_on_its_quark_moe_file_as_well():
     assert kind == "deep"
     assert ("quantized-MoE method or oracle file(s): vllm/model_executor/layers/fused_moe/oracle/mxfp4.py, "
             f"{QUARK_MOE}") in reasons
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"product_lines": 0}, "checks.deep_review.product_lines must be a positive whole number of lines, not 0"),
+    ({"product_lines": "400"}, "checks.deep_review.product_lines must be a positive whole number of lines, not '400'"),
+    ({"paths": [{"path": QUARK_MOE}]}, "checks.deep_review.paths[0] needs path and why"),
+])
+def test_a_bad_deep_review_setting_is_named(edit, message):
+    import copy
+
+    from vllm_rocm_review.core.surface import load_surface
+    from vllm_rocm_review.triage.config import validate_triage_sections
+
+    data = copy.deepcopy(load_surface())
+    data["checks"]["deep_review"].update(edit)
+    assert message in validate_triage_sections(data)
