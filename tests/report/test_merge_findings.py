@@ -189,12 +189,17 @@ def test_every_error_gets_its_own_line(tmp_path, capsys):
     ([{"lens": "kernel-contracts", "index": 0, "action": "downgrade", "severity": "🔴", "reason": "x"}],
      "decisions[0].severity: a downgrade of a ⚠️ finding needs a lower severity"),
     ([{"lens": "kernel-contracts", "index": 0, "action": "merge", "reason": "x"}],
-     'decisions[0].same_as: a merge names other candidates as {"lens": "<lens>", "index": <n>} or a list of them '
+     'decisions[0].same_as: names other candidates as {"lens": "<lens>", "index": <n>} or a list of them '
      "(candidates: dispatch-and-defaults 0-2, kernel-contracts 0-0, memory-graphs-streams 0-0, tests-and-ci 0-1)"),
     ([{"lens": "kernel-contracts", "index": 0, "action": "keep_apart", "apart_from": {"lens": "kernel-contracts"},
-       "reason": "x"}], "decisions[0].apart_from: a keep_apart names other candidates as"),
+       "reason": "x"}], "decisions[0].apart_from: names other candidates as"),
     ([{"lens": "kernel-contracts", "index": 0, "action": "keep", "apart_from": []}],
-     "decisions[0].apart_from: only a keep_apart names it; remove it or use action keep_apart"),
+     "decisions[0].apart_from: names other candidates as"),
+    ([{"lens": "kernel-contracts", "index": 0, "action": "keep", "same_as": {"lens": "tests-and-ci", "index": 0}}],
+     "decisions[0].same_as: not allowed with keep; it goes with merge"),
+    ([{"lens": "tests-and-ci", "index": 1, "action": "drop", "reason": "x",
+       "apart_from": {"lens": "tests-and-ci", "index": 0}}],
+     "decisions[0].apart_from: not allowed with drop; it goes with keep_apart or keep or downgrade or merge"),
     ([{"lens": "kernel-contracts", "index": 0, "action": "maybe"}],
      "decisions[0].action: 'maybe' is not one of keep, downgrade, drop, merge, keep_apart"),
     ([{"lens": "kernel-contracts", "index": 0, "action": "keep", "severity": "📝"}],
@@ -294,6 +299,16 @@ def test_near_duplicates_at_one_location_merge_without_the_validator():
     merged = merge(documents(("dispatch-and-defaults", [SOFTCAP_AGAIN]), ("kernel-contracts", [SOFTCAP])))
     assert len(merged["findings"]) == 1 and merged["merge_candidates"] == []
     assert merged["findings"][0]["lenses"] == ["dispatch-and-defaults", "kernel-contracts"]
+
+
+def test_a_downgrade_can_keep_apart_too_with_an_entry_copied_from_merge_candidates():
+    docs = documents(("dispatch-and-defaults", [HASH_ROUTING]), ("kernel-contracts", [EXPERT_MASK]))
+    proposal = merge(docs)["merge_candidates"][0]
+    merged = merge(docs, decisions(
+        {"lens": "dispatch-and-defaults", "index": 0, "action": "keep"},
+        {"lens": "kernel-contracts", "index": 0, "action": "downgrade", "severity": "⚠️", "reason": "只在 EP>1 时",
+         "apart_from": proposal["candidates"][0]}))
+    assert [item["severity"] for item in merged["findings"]] == ["🔴", "⚠️"] and merged["merge_candidates"] == []
 
 
 def test_keep_apart_also_holds_against_a_near_duplicate():

@@ -26,8 +26,9 @@ TEXT_FIELDS = ("title", "problem", "impact", "action")
 FINDING_KEYS = ("severity", "type", "title", "locations", "problem", "impact", "action", "evidence")
 ACTIONS = ("keep", "downgrade", "drop", "merge", "keep_apart")
 VALIDATOR_KEYS = ("lens", "index", "action", "severity", "evidence", "reason", "same_as", "apart_from")
-# The decision field that names the other candidates, per action that needs one.
-PARTNER_FIELDS = {"merge": "same_as", "keep_apart": "apart_from"}
+# The decision fields that name other candidates: the action that requires each, then the others
+# that allow it (a candidate can be downgraded and kept apart from a neighbour in one decision).
+PARTNER_FIELDS = {"same_as": ("merge",), "apart_from": ("keep_apart", "keep", "downgrade", "merge")}
 REFERENCE_FORM = '{"lens": "<lens>", "index": <n>} or a list of them'
 DECISION_EXAMPLE = '{"lens": "kernel-contracts", "index": 0, "action": "keep"}'
 LOCATION = re.compile(r"^(?P<file>\S+?)(?::(?P<line>\d+)(?:-(?P<end>\d+))?)?$")
@@ -180,25 +181,24 @@ def validator_problems(path, data, candidates):
         if "evidence" in decision and decision["evidence"] not in EVIDENCE:
             problems.append(f"{where}.evidence: {decision['evidence']!r} is not one of {', '.join(EVIDENCE)}")
         problems += _severity_problems(where, action, decision, candidate.finding["severity"])
-        for other_action, partner_field in PARTNER_FIELDS.items():
-            if action == other_action:
+        for partner_field, allowed in PARTNER_FIELDS.items():
+            if partner_field in decision and action not in allowed:
+                problems.append(f"{where}.{partner_field}: not allowed with {action}; it goes with "
+                                f"{' or '.join(allowed)}")
+            elif partner_field in decision or action == allowed[0]:
                 references = _references(decision.get(partner_field))
                 if references is None or not references or any(
                         reference not in candidates or reference == key for reference in references):
-                    problems.append(f"{where}.{partner_field}: a {action} names other candidates as "
+                    problems.append(f"{where}.{partner_field}: names other candidates as "
                                     f"{REFERENCE_FORM} ({_candidate_counts(candidates)})")
-            elif partner_field in decision:
-                problems.append(f"{where}.{partner_field}: only a {other_action} names it; remove it or use "
-                                f"action {other_action}")
     if problems:
         return problems
     dropped = {(d["lens"], d["index"]) for d in data["decisions"] if d["action"] == "drop"}
     for position, decision in enumerate(data["decisions"]):
-        if decision["action"] in PARTNER_FIELDS:
-            partner_field = PARTNER_FIELDS[decision["action"]]
+        for partner_field in PARTNER_FIELDS:
             problems += [f"{path}: decisions[{position}].{partner_field}: names lens {lens!r} finding {index}, "
                          "which is dropped; name a candidate that stays"
-                         for lens, index in _references(decision[partner_field]) if (lens, index) in dropped]
+                         for lens, index in _references(decision.get(partner_field, [])) if (lens, index) in dropped]
     for candidate in candidates.values():
         if candidate.finding["severity"] != "📝" and candidate.key not in seen:
             problems.append(f"{path}: decisions: no decision for lens {candidate.lens!r} finding {candidate.index} "
@@ -226,12 +226,14 @@ def _severity_problems(where, action, decision, current):
 
 
 def _references(value):
-    """The (lens, index) pairs of ``same_as``/``apart_from`` (one object or a list), or None when malformed."""
+    """The (lens, index) pairs of ``same_as``/``apart_from`` (one object or a list), or None when malformed.
+
+    Other keys are ignored, so an entry copied from ``merge_candidates`` works as it is.
+    """
     items = value if isinstance(value, list) else [value]
     pairs = []
     for item in items:
-        if not isinstance(item, dict) or set(item) != {"lens", "index"} \
-                or not isinstance(item["lens"], str) or not _is_int(item["index"]):
+        if not isinstance(item, dict) or not isinstance(item.get("lens"), str) or not _is_int(item.get("index")):
             return None
         pairs.append((item["lens"], item["index"]))
     return pairs
@@ -368,8 +370,7 @@ def _apply(decisions, candidates):
             candidate.finding["severity"] = decision["severity"]
         if action == "merge":
             links += [(candidate.key, other) for other in _references(decision["same_as"])]
-        if action == "keep_apart":
-            apart |= {frozenset((candidate.key, other)) for other in _references(decision["apart_from"])}
+        apart |= {frozenset((candidate.key, other)) for other in _references(decision.get("apart_from", []))}
         if decision.get("reason"):
             candidate.reasons.append({"lens": candidate.lens, "index": candidate.index, "action": action,
                                       "reason": decision["reason"].strip()})
