@@ -7,7 +7,8 @@ Usage:
 
 Each lens file is {"pr": N, "lens": NAME, "findings": [...]}; the validator's file is
 {"pr": N, "decisions": [{"lens", "index", "action": keep|downgrade|drop|merge|keep_apart, "severity",
-"evidence", "reason", "same_as" (merge) or "apart_from" (keep_apart): {"lens", "index"} or a list}]}
+"evidence", "reason", "same_as" (merge), "apart_from" (keep_apart, or with keep|downgrade|merge):
+{"lens", "index"} or a list}]}
 and must decide every 🔴/⚠️ candidate (complete example: references/review-lenses.md#lens-common).
 Candidates become one finding only when the validator merges them, or when they cite the same
 location and are near-duplicates (test and threshold: references/review-lenses.yaml, merge); the
