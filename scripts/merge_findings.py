@@ -6,10 +6,14 @@ Usage:
       --output outputs/pr-N-findings.json
 
 Each lens file is {"pr": N, "lens": NAME, "findings": [...]}; the validator's file is
-{"pr": N, "decisions": [{"lens", "index", "action": keep|downgrade|drop|merge, "severity",
-"evidence", "reason", "same_as": {"lens", "index"}}]} and must decide every 🔴/⚠️ candidate.
-Candidates of one type citing the same file within a few lines (or merged by the validator)
-become one finding: the most severe one's text and evidence, every location, every lens.
+{"pr": N, "decisions": [{"lens", "index", "action": keep|downgrade|drop|merge|keep_apart, "severity",
+"evidence", "reason", "same_as" (merge), "apart_from" (keep_apart, or with keep|downgrade|merge):
+{"lens", "index"} or a list}]}
+and must decide every 🔴/⚠️ candidate (complete example: references/review-lenses.md#lens-common).
+Candidates become one finding only when the validator merges them, or when they cite the same
+location and are near-duplicates (test and threshold: references/review-lenses.yaml, merge); the
+finding keeps the most severe one's text and evidence, every location, every lens. Candidates of
+one type citing one file within a few lines are listed as merge_candidates for the validator.
 The output runs 🔴 → ⚠️ → 📝 and lists dropped candidates with the validator's reason.
 Exit codes: 0 success; 1 a file is unreadable or breaks the schema (one line per error); 2 usage error.
 """
@@ -23,6 +27,7 @@ from vllm_rocm_review.core.cli import fail
 from vllm_rocm_review.core.cli import output_path_problem
 from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.core.file_errors import describe_os_error
+from vllm_rocm_review.core.lenses import LensError
 from vllm_rocm_review.report.findings import FindingsError
 from vllm_rocm_review.report.findings import load_json
 from vllm_rocm_review.report.findings import merge
@@ -34,12 +39,14 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="merge_findings.py",
         description="Merge lens findings files (outputs/pr-N-lens-<lens>.json) and the validator's decisions into "
-                    "outputs/pr-N-findings.json: duplicates joined, severity-sorted, drops recorded.",
+                    "outputs/pr-N-findings.json: duplicates joined, nearby candidates proposed, severity-sorted, "
+                    "drops recorded.",
         epilog="Exit codes: 0 success; 1 unreadable file or schema errors (one stderr line each); 2 usage error.",
     )
     parser.add_argument("lens_files", metavar="LENS_JSON", nargs="+", help="lens findings files, one per lens")
     parser.add_argument("--validated", metavar="VALIDATOR_JSON",
-                        help="the validator's decisions: keep, downgrade, drop or merge for every 🔴/⚠️ candidate")
+                        help="the validator's decisions: keep, downgrade, drop, merge or keep_apart for every 🔴/⚠️ "
+                             "candidate, and merge or keep_apart for each merge candidate")
     parser.add_argument("--output", metavar="PATH",
                         help="write the merged findings here (atomically) instead of stdout, "
                              "e.g. outputs/pr-N-findings.json")
@@ -60,6 +67,8 @@ def main(argv=None) -> int:
         for problem in error.problems:
             fail(f"{problem}; {FIX}")
         return 1
+    except LensError as error:
+        return fail(f"{error}; restore the lens files from the bundle")
     text = json.dumps(merged, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:
@@ -69,8 +78,11 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     candidates = sum(len(data["findings"]) for _, data in documents)
+    proposals = len(merged["merge_candidates"])
     say(f"{candidates} candidate(s) from {len(merged['lenses'])} lens(es) -> {len(merged['findings'])} finding(s), "
-        f"{len(merged['dropped'])} dropped" + (f"; wrote {args.output}" if args.output else ""))
+        f"{len(merged['dropped'])} dropped" + (f"; wrote {args.output}" if args.output else "")
+        + (f"; {proposals} merge candidate(s) kept apart until the validator decides (merge or keep_apart)"
+           if proposals else ""))
     return 0
 
 

@@ -167,8 +167,9 @@ def run(args):
                              f"e.g. outputs/pr-{result['pr']['number']}-review.md")
         if target.exists() and not args.force:
             raise InputError(f"{target} already exists; pass --force to overwrite it")
-        findings = _merged_findings(args.findings, result["pr"]["number"]) if args.findings else None
-        write_atomic(target, render_scaffold(document, result, findings))
+        merged = _merged_findings(args.findings, result["pr"]["number"]) if args.findings else {}
+        write_atomic(target, render_scaffold(document, result, merged.get("findings"),
+                                             merged.get("merge_candidates", [])))
         print(target)
         return
 
@@ -194,7 +195,7 @@ def run(args):
 
 
 def _merged_findings(path, number):
-    """The findings list of a merged findings file about PR ``number``; InputError saying what is wrong."""
+    """The merged findings file about PR ``number`` (a dict); InputError saying what is wrong."""
     try:
         data = load_json(path, "merged findings file")
     except FindingsError as error:
@@ -205,7 +206,7 @@ def _merged_findings(path, number):
         raise InputError(f"{problems[0]}{more}; {REMERGE}")
     if data["pr"] != number:
         raise InputError(f"{path} is about PR #{data['pr']}, not #{number}; pass this PR's findings file")
-    return data["findings"]
+    return data
 
 
 def main(argv=None) -> int:

@@ -20,8 +20,38 @@ def lens_set():
 def test_the_bundle_has_four_to_six_lenses(lens_set):
     assert 4 <= len(lens_set.lenses) <= 6
     assert [lens.id for lens in lens_set.lenses] == [
-        "dispatch-and-defaults", "kernel-contracts", "memory-graphs-streams", "model-and-checkpoint-formats",
-        "tests-and-ci"]
+        "dispatch-and-defaults", "kernel-contracts", "memory-graphs-streams", "host-overhead-and-hot-path",
+        "model-and-checkpoint-formats", "tests-and-ci"]
+
+
+def test_every_lens_has_the_default_tool_call_budget_unless_it_sets_one(tmp_path, lens_set):
+    assert lens_set.tool_call_budget == 30
+    assert {lens.tool_call_budget for lens in lens_set.lenses} == {30}
+
+    def own_budget(data):
+        data["lenses"][3]["tool_call_budget"] = 20
+    edited = load_lenses(*write_pair(tmp_path, own_budget))
+    assert [lens.tool_call_budget for lens in edited.lenses] == [30, 30, 30, 20, 30, 30]
+
+
+def test_the_performance_lens_owns_the_hot_path_rules(lens_set):
+    lens = lens_set.by_id("host-overhead-and-hot-path")
+    assert lens.owns == ("rule-p5", "rule-p6", "rule-p7")
+    assert {"hot-path-copy", "forward-allocation", "rocm-forward-change", "aiter-wrapper-change"} <= lens.families
+    assert lens.pr_types == {"attention", "moe-quant", "triton-kernel"} and lens.tiers == {1}
+
+
+def test_the_lens_texts_start_from_the_code_map_and_show_both_complete_examples():
+    import json
+    import re
+
+    text = LENSES_TEXT.read_text(encoding="utf-8")
+    common = text[text.index('<a id="lens-common"></a>'):text.index('<a id="lens-dispatch-and-defaults"></a>')]
+    assert "outputs/pr-N-code.md" in common and "tool-call budget" in common
+    examples = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", common, re.DOTALL)]
+    assert [sorted(example) for example in examples] == [["findings", "lens", "pr"], ["decisions", "pr"]]
+    assert {decision["action"] for decision in examples[1]["decisions"]} == {
+        "keep", "merge", "downgrade", "keep_apart", "drop"}
 
 
 def test_families_types_and_owned_sections_exist(lens_set):
@@ -67,6 +97,11 @@ def test_a_copy_loads_like_the_original(tmp_path, lens_set):
     (lambda data: data.update(min_lenses=5, max_lenses=3), "min_lenses is larger than max_lenses"),
     (lambda data: data["lenses"][3].update(cost_tokens=0), "cost_tokens must be a positive integer"),
     (lambda data: data.update(schema_version=2), "schema_version must be 1"),
+    (lambda data: data.update(tool_call_budget=0), "tool_call_budget must be a positive integer"),
+    (lambda data: data["lenses"][0].update(tool_call_budget="many"),
+     "lens 'dispatch-and-defaults': tool_call_budget must be a positive integer"),
+    (lambda data: data.update(merge={"same_text": 1.5, "nearby_lines": 5}),
+     "merge must be {same_text: a ratio in (0, 1], nearby_lines: a non-negative integer}"),
 ])
 def test_a_malformed_yaml_is_one_error_naming_the_problem(tmp_path, edit, message):
     with pytest.raises(LensError, match=message.replace("(", r"\(").replace(")", r"\)")):

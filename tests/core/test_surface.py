@@ -222,7 +222,7 @@ def test_exclude_globs_carve_out_of_an_entry():
 def test_iter_surface_paths_covers_every_path_section(surface):
     sections = {section for section, _ in iter_surface_paths(surface)}
     assert sections == {"known_paths", "shared_surface", "backbone_tiers", "tuning_configs", "upstream_pins",
-                        "context_pack"}
+                        "context_pack", "deep_review"}
     pins = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "upstream_pins"]
     assert pins == ["docker/Dockerfile.rocm_base", "vllm/_aiter_ops.py"]
     tuning = [entry["path"] for section, entry in iter_surface_paths(surface) if section == "tuning_configs"]

@@ -54,12 +54,14 @@ def test_a_tier1_change_gets_kernel_contracts_first_then_the_next_best():
     result = run_triage(TIER1_DIFF, title="[ROCm] reshape the output")
     assert result["reading_plan"]["depth"] == "deep"
     lenses = result["lenses"]
-    assert chosen(result) == ["kernel-contracts", "dispatch-and-defaults"]
+    assert chosen(result) == ["kernel-contracts", "host-overhead-and-hot-path", "dispatch-and-defaults"]
     first = lenses["chosen"][0]
     assert first["why"] == ["tier 1 file", "type aiter-op"]
-    assert lenses["chosen"][1]["why"] == ["family untouched-siblings"]
+    assert lenses["chosen"][1]["why"] == ["tier 1 file", "type attention"]
+    assert lenses["chosen"][2]["why"] == ["family untouched-siblings"]
     assert first["output"] == "outputs/pr-4242-lens-kernel-contracts.json"
     assert first["text"] == "references/review-lenses.md#lens-kernel-contracts"
+    assert first["starts_from"] == "outputs/pr-4242-code.md" and first["tool_call_budget"] == 30
     assert lenses["extra_cost_tokens"] == sum(lens["cost_tokens"] for lens in lenses["chosen"]) + \
         bundle_lenses().validator_cost_tokens
 
@@ -82,11 +84,37 @@ def test_digest_names_each_lens_why_and_the_extra_cost(tmp_path, capsys):
     digest = capsys.readouterr().out
     section = digest[digest.index("## Lenses"):digest.index("## Mechanical checks")]
     assert section.splitlines()[0] == (
-        "## Lenses: 1, expected extra cost ~120k tokens (validator ~40k included); each writes "
-        "outputs/pr-4242-lens-<lens>.json; cut by the cap of 1: dispatch-and-defaults")
-    assert section.splitlines()[1] == "kernel-contracts (~80k tokens): tier 1 file; type aiter-op"
+        "## Lenses: 1, expected extra cost ~120k tokens (validator ~40k included); each starts from "
+        "outputs/pr-4242-code.md and writes outputs/pr-4242-lens-<lens>.json; cut by the cap of 1: "
+        "host-overhead-and-hot-path, dispatch-and-defaults")
+    assert section.splitlines()[1] == "kernel-contracts (~80k tokens, budget 30 tool calls): tier 1 file; type aiter-op"
+    assert section.splitlines()[2] == "  asks: " + bundle_lenses().by_id("kernel-contracts").question
     assert triage_pr.main([str(path), "--json", "--lenses", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["lenses"]["chosen"] == []
+
+
+def test_the_performance_lens_comes_with_forward_path_evidence_not_with_a_quiet_deep_pr():
+    forward = file_diff("vllm/model_executor/layers/quantization/quark/quark_moe.py",
+                        added=["        w = layer.w13_weight.contiguous()"],
+                        context=["    def apply(self, layer, x, topk_weights, topk_ids):"])
+    result = run_triage(forward, title="[ROCm] quark moe apply")
+    assert result["reading_plan"]["depth"] == "deep"
+    perf = next(lens for lens in result["lenses"]["chosen"] if lens["id"] == "host-overhead-and-hot-path")
+    assert "family hot-path-copy" in perf["why"] and "type moe-quant" in perf["why"]
+    mori = run_triage(file_diff("vllm/distributed/device_communicators/mori_all2all.py", added=["    x = 1"]),
+                      title="[ROCm] mori all2all")
+    assert mori["reading_plan"]["depth"] == "deep"
+    assert "host-overhead-and-hot-path" not in chosen(mori)
+
+
+def test_the_corpus_golden_gives_the_performance_lens_to_forward_path_prs():
+    shared_path("vllm-cases")
+    golden = LENS_SELECTION.read_text(encoding="utf-8")
+    rows = {line.split(" | ")[0].lstrip("| #"): line for line in golden.splitlines() if line.startswith("| #")}
+    for number in ("25507", "33443", "33773", "39125", "41436", "43660", "51011"):
+        assert "host-overhead-and-hot-path (" in rows[number], number
+    for number in ("29304", "41753", "51877"):
+        assert "host-overhead-and-hot-path" not in rows[number], number
 
 
 @pytest.mark.parametrize("value", ["-1", "two", ""])

@@ -159,3 +159,15 @@ def test_a_rebase_keeps_only_the_prs_files(pushes, tmp_path, capsys):
     rebased = git(repo, "rev-parse", "HEAD")
     since = triage_json(capsys, write(tmp_path, pr_document(repo, new_base, rebased)), "--since", first)["since"]
     assert since["rebased"] is True and since["files"] == [] and since["outside_pr"] == ["vllm/other.py"]
+
+
+def test_a_push_into_a_quantized_moe_method_file_makes_the_focused_plan_deep(pushes, tmp_path, capsys):
+    repo, base, first, second = pushes
+    quark = "vllm/model_executor/layers/quantization/quark/quark_moe.py"
+    third = commit(repo, {quark: "class QuarkMoEMethod:\n    def apply(self, layer, x):\n        return x\n"}, "third push")
+    pr_json = write(tmp_path, pr_document(repo, base, third))
+    focused = triage_json(capsys, pr_json, "--since", second)
+    assert focused["reading_plan"]["depth"] == "deep"
+    assert focused["reading_plan"]["deep_reasons"] == [f"quantized-MoE method or oracle file(s): {quark}"]
+    wider = triage_json(capsys, pr_json, "--since", first)["reading_plan"]
+    assert f"quantized-MoE method or oracle file(s): {quark}" in wider["deep_reasons"]

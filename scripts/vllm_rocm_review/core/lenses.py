@@ -1,7 +1,7 @@
 """Load the review lenses: references/review-lenses.yaml (facts) and review-lenses.md (texts).
 
 The YAML says what each lens asks, what it reads first, which catalog sections it owns, what
-selects it and what it costs; the markdown holds the text a lens pass is given, one anchored
+selects it, what it costs and how many tool calls it may spend; the markdown holds the text a lens pass is given, one anchored
 section per lens (``lens-<id>``) plus ``lens-common``. Loading checks both files and that they
 name the same lenses; ``cross_check`` checks the YAML against the surface file and the catalog.
 """
@@ -21,8 +21,10 @@ from .skill_paths import bundle_relative
 SCHEMA_VERSION = 1
 COMMON_ANCHOR = "lens-common"
 TOP_LEVEL_KEYS = {"schema_version", "min_lenses", "max_lenses", "min_score", "weights", "fallback",
-                  "validator_cost_tokens", "lenses"}
+                  "validator_cost_tokens", "tool_call_budget", "merge", "lenses"}
+MERGE_KEYS = {"same_text", "nearby_lines"}
 LENS_KEYS = {"id", "question", "read_first", "owns", "selected_by", "cost_tokens"}
+OPTIONAL_LENS_KEYS = {"tool_call_budget"}
 SELECTOR_KEYS = ("families", "pr_types", "tiers")
 
 
@@ -40,6 +42,7 @@ class Lens:
     pr_types: frozenset
     tiers: frozenset
     cost_tokens: int
+    tool_call_budget: int
 
     @property
     def anchor(self):
@@ -55,10 +58,20 @@ class LensSet:
     weights: dict
     fallback: tuple
     validator_cost_tokens: int
+    tool_call_budget: int
+    merge: "MergeSettings"
     text_path: str
 
     def by_id(self, lens_id):
         return next((lens for lens in self.lenses if lens.id == lens_id), None)
+
+
+@dataclass(frozen=True)
+class MergeSettings:
+    """When merge_findings.py joins two candidates by itself, and when it only proposes (see the YAML)."""
+
+    same_text: float
+    nearby_lines: int
 
 
 def lens_anchor(lens_id):
@@ -97,6 +110,13 @@ def validate_lens_data(data):
     for key in ("min_lenses", "max_lenses", "min_score", "validator_cost_tokens"):
         if not _count(data[key]):
             problems.append(f"{key} must be a non-negative integer")
+    if not _count(data["tool_call_budget"]) or data["tool_call_budget"] == 0:
+        problems.append("tool_call_budget must be a positive integer")
+    merge = data["merge"]
+    if not isinstance(merge, dict) or set(merge) != MERGE_KEYS or not _count(merge["nearby_lines"]) \
+            or isinstance(merge["same_text"], bool) or not isinstance(merge["same_text"], (int, float)) \
+            or not 0 < merge["same_text"] <= 1:
+        problems.append("merge must be {same_text: a ratio in (0, 1], nearby_lines: a non-negative integer}")
     weights = data["weights"]
     if not isinstance(weights, dict) or set(weights) != set(SELECTOR_KEYS) or not all(map(_count, weights.values())):
         problems.append(f"weights must give a non-negative integer for each of {', '.join(SELECTOR_KEYS)}")
@@ -112,10 +132,12 @@ def validate_lens_data(data):
             problems.append(f"{where} is not a mapping")
             continue
         where = f"lens {lens.get('id', index)!r}"
-        problems += [f"{where}: unknown key {key!r}" for key in sorted(set(lens) - LENS_KEYS)]
+        problems += [f"{where}: unknown key {key!r}" for key in sorted(set(lens) - LENS_KEYS - OPTIONAL_LENS_KEYS)]
         problems += [f"{where}: missing key {key!r}" for key in sorted(LENS_KEYS - set(lens))]
-        if set(lens) != LENS_KEYS:
+        if not LENS_KEYS <= set(lens) <= LENS_KEYS | OPTIONAL_LENS_KEYS:
             continue
+        if "tool_call_budget" in lens and (not _count(lens["tool_call_budget"]) or lens["tool_call_budget"] == 0):
+            problems.append(f"{where}: tool_call_budget must be a positive integer")
         if lens["id"] in seen:
             problems.append(f"{where}: defined twice")
         seen.add(lens["id"])
@@ -174,11 +196,11 @@ def _build(data, text_path):
         Lens(id=item["id"], question=" ".join(item["question"].split()), read_first=tuple(item["read_first"]),
              owns=tuple(item["owns"]), families=frozenset(item["selected_by"]["families"]),
              pr_types=frozenset(item["selected_by"]["pr_types"]), tiers=frozenset(item["selected_by"]["tiers"]),
-             cost_tokens=item["cost_tokens"])
+             cost_tokens=item["cost_tokens"], tool_call_budget=item.get("tool_call_budget", data["tool_call_budget"]))
         for item in data["lenses"])
     return LensSet(lenses, data["min_lenses"], data["max_lenses"], data["min_score"], dict(data["weights"]),
-                   tuple(data["fallback"]),
-                   data["validator_cost_tokens"], text_path)
+                   tuple(data["fallback"]), data["validator_cost_tokens"], data["tool_call_budget"],
+                   MergeSettings(float(data["merge"]["same_text"]), data["merge"]["nearby_lines"]), text_path)
 
 
 def _count(value):

@@ -147,6 +147,8 @@ def iter_surface_paths(surface):
     for section in ("known_paths", "shared_surface", "backbone_tiers"):
         for entry in surface.get(section) or []:
             yield section, entry
+    for entry in ((surface.get("checks") or {}).get("deep_review") or {}).get("paths") or []:
+        yield "deep_review", entry
     for pattern in (surface.get("tuning_configs") or {}).get("globs") or []:
         yield "tuning_configs", {"path": pattern}
     pins = surface.get("upstream_pins") or {}

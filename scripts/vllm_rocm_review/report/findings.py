@@ -1,28 +1,42 @@
 """Merge the candidate findings of a deep review's lens passes into one ordered list.
 
 Lens files are ``{"pr": N, "lens": NAME, "findings": [...]}``; the validator's file is
-``{"pr": N, "decisions": [...]}`` (see VALIDATOR_KEYS). Two candidates are the same finding when
-they share a type and cite the same file within LINE_WINDOW lines, or when the validator merges
-them; the merged finding keeps the most severe candidate (then the best evidence) with its
-text, gathers every location and lists every lens that raised it. Dropped candidates are kept
-in ``dropped`` with the validator's reason. Output runs 🔴 → ⚠️ → 📝; within a severity it
-follows the lens names and the candidates' order, so the same inputs always give the same file.
+``{"pr": N, "decisions": [...]}`` (see VALIDATOR_KEYS). Proximity alone never fuses two defects:
+two candidates are one finding only when the validator says ``merge``, or when they cite the same
+location and are near-duplicates (``near_duplicates``, thresholds in review-lenses.yaml's
+``merge``). Candidates of one type citing one file within a few lines are listed as
+``merge_candidates`` for the validator, who answers ``merge`` or ``keep_apart``. A merged finding
+keeps the most severe candidate (then the best evidence) with its text, gathers every location
+and lists every lens that raised it. Dropped candidates are kept in ``dropped`` with the
+validator's reason. Output runs 🔴 → ⚠️ → 📝; within a severity it follows the lens names and
+the candidates' order, so the same inputs always give the same file.
 """
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
 
 from . import report_format as fmt
+from ..core.lenses import bundle_lenses
 from .report_check import text_names_trigger
 
-LINE_WINDOW = 5
 EVIDENCE = ("已验证", "推测", "未经验证")  # strongest first
 TEXT_FIELDS = ("title", "problem", "impact", "action")
 FINDING_KEYS = ("severity", "type", "title", "locations", "problem", "impact", "action", "evidence")
-ACTIONS = ("keep", "downgrade", "drop", "merge")
-VALIDATOR_KEYS = {"lens", "index", "action", "severity", "evidence", "reason", "same_as"}
+ACTIONS = ("keep", "downgrade", "drop", "merge", "keep_apart")
+VALIDATOR_KEYS = ("lens", "index", "action", "severity", "evidence", "reason", "same_as", "apart_from")
+# The decision fields that name other candidates: the action that requires each, then the others
+# that allow it (a candidate can be downgraded and kept apart from a neighbour in one decision).
+PARTNER_FIELDS = {"same_as": ("merge",), "apart_from": ("keep_apart", "keep", "downgrade", "merge")}
+REFERENCE_FORM = '{"lens": "<lens>", "index": <n>} or a list of them'
+DECISION_EXAMPLE = '{"lens": "kernel-contracts", "index": 0, "action": "keep"}'
 LOCATION = re.compile(r"^(?P<file>\S+?)(?::(?P<line>\d+)(?:-(?P<end>\d+))?)?$")
+# What near_duplicates ignores: paths (the location is compared on its own) and everything that
+# is neither a letter, a digit nor a CJK character.
+PATH_IN_TEXT = re.compile(r"[\w./@-]+\.(?:py|pyi|cu|cuh|h|hpp|cpp|cc|hip|yaml|yml|json|md|txt)(?::\d+(?:-\d+)?)?")
+NOT_A_WORD_CHARACTER = re.compile(r"[\W_]+")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
 class FindingsError(ValueError):
@@ -129,7 +143,10 @@ def lens_file_problems(path, data):
 
 
 def validator_problems(path, data, candidates):
-    """Schema problems of the validator's file, checked against the candidates it decides on."""
+    """Schema problems of the validator's file, checked against the candidates it decides on.
+
+    Each problem says what is accepted, so the file can be fixed from the message alone.
+    """
     problems, usable = _envelope_problems(path, data, "decisions")
     if not usable:
         return problems
@@ -137,60 +154,105 @@ def validator_problems(path, data, candidates):
     for position, decision in enumerate(data["decisions"]):
         where = f"{path}: decisions[{position}]"
         if not isinstance(decision, dict):
-            problems.append(f"{where}: not an object")
+            problems.append(f"{where}: not an object; each decision is like {DECISION_EXAMPLE}")
             continue
-        problems += [f"{where}.{key}: unknown field" for key in sorted(set(decision) - VALIDATOR_KEYS)]
+        problems += [f"{where}.{key}: unknown field; a decision has {', '.join(VALIDATOR_KEYS)}"
+                     for key in sorted(set(decision) - set(VALIDATOR_KEYS))]
         key = (decision.get("lens"), decision.get("index"))
         if not isinstance(key[0], str) or not _is_int(key[1]):
-            problems.append(f"{where}: lens (a name) and index (a number) must say which candidate is decided")
+            problems.append(f"{where}: lens (a name) and index (a number) must say which candidate is decided, "
+                            f"e.g. {DECISION_EXAMPLE}")
             continue
         candidate = candidates.get(key)
         if candidate is None:
-            problems.append(f"{where}: no candidate finding {key[1]!r} in lens {key[0]!r}")
+            problems.append(f"{where}: no candidate finding {key[1]!r} in lens {key[0]!r}; index counts from 0 "
+                            f"in that lens file ({_candidate_counts(candidates)})")
             continue
         if key in seen:
-            problems.append(f"{where}: a second decision for lens {key[0]!r} finding {key[1]}")
+            problems.append(f"{where}: a second decision for lens {key[0]!r} finding {key[1]}; give one decision "
+                            "per candidate (keep_apart and merge may list several others)")
         seen.add(key)
         action = decision.get("action")
         if action not in ACTIONS:
             problems.append(f"{where}.action: {action!r} is not one of {', '.join(ACTIONS)}")
             continue
         if action != "keep" and not (isinstance(decision.get("reason"), str) and decision["reason"].strip()):
-            problems.append(f"{where}.reason: a {action} needs the reason")
+            problems.append(f"{where}.reason: a {action} needs the reason (a non-empty string)")
         if "evidence" in decision and decision["evidence"] not in EVIDENCE:
             problems.append(f"{where}.evidence: {decision['evidence']!r} is not one of {', '.join(EVIDENCE)}")
-        if action == "downgrade":
-            severity = decision.get("severity")
-            current = candidate.finding["severity"]
-            if severity not in fmt.SEVERITIES or _rank(severity) <= _rank(current):
-                problems.append(f"{where}.severity: a downgrade of a {current} finding needs a lower severity")
-        elif "severity" in decision:
-            problems.append(f"{where}.severity: only a downgrade changes the severity")
-        if action == "merge":
-            target = decision.get("same_as")
-            target_key = (target.get("lens"), target.get("index")) if isinstance(target, dict) else None
-            if not (target_key and isinstance(target_key[0], str) and _is_int(target_key[1])) \
-                    or target_key not in candidates or target_key == key:
-                problems.append(f"{where}.same_as: must be {{\"lens\": …, \"index\": …}} of another candidate")
-        elif "same_as" in decision:
-            problems.append(f"{where}.same_as: only a merge names another finding")
-    dropped = {(d.get("lens"), d.get("index")) for d in data["decisions"] if isinstance(d, dict) and d.get("action") == "drop"}
+        problems += _severity_problems(where, action, decision, candidate.finding["severity"])
+        for partner_field, allowed in PARTNER_FIELDS.items():
+            if partner_field in decision and action not in allowed:
+                problems.append(f"{where}.{partner_field}: not allowed with {action}; it goes with "
+                                f"{' or '.join(allowed)}")
+            elif partner_field in decision or action == allowed[0]:
+                references = _references(decision.get(partner_field))
+                if references is None or not references or any(
+                        reference not in candidates or reference == key for reference in references):
+                    problems.append(f"{where}.{partner_field}: names other candidates as "
+                                    f"{REFERENCE_FORM} ({_candidate_counts(candidates)})")
+    if problems:
+        return problems
+    dropped = {(d["lens"], d["index"]) for d in data["decisions"] if d["action"] == "drop"}
     for position, decision in enumerate(data["decisions"]):
-        if isinstance(decision, dict) and decision.get("action") == "merge" and isinstance(decision.get("same_as"), dict):
-            if (decision["same_as"].get("lens"), decision["same_as"].get("index")) in dropped:
-                problems.append(f"{path}: decisions[{position}].same_as: names a dropped finding")
+        for partner_field in PARTNER_FIELDS:
+            problems += [f"{path}: decisions[{position}].{partner_field}: names lens {lens!r} finding {index}, "
+                         "which is dropped; name a candidate that stays"
+                         for lens, index in _references(decision.get(partner_field, [])) if (lens, index) in dropped]
     for candidate in candidates.values():
         if candidate.finding["severity"] != "📝" and candidate.key not in seen:
             problems.append(f"{path}: decisions: no decision for lens {candidate.lens!r} finding {candidate.index} "
-                            f"({candidate.finding['severity']} {candidate.finding['title']})")
+                            f"({candidate.finding['severity']} {candidate.finding['title']}); every 🔴/⚠️ needs one "
+                            f"of {', '.join(ACTIONS)}")
     return problems
 
 
-def merge(lens_documents, validator=None):
+def _severity_problems(where, action, decision, current):
+    """``severity`` is allowed on any decision: lower than the candidate's on a downgrade, equal otherwise."""
+    if action != "downgrade" and "severity" not in decision:
+        return []
+    severity = decision.get("severity")
+    lower = fmt.SEVERITIES[_rank(current) + 1:]
+    if action == "downgrade":
+        if severity in lower:
+            return []
+        if not lower:
+            return [f"{where}.action: a 📝 finding cannot be downgraded; use keep or drop"]
+        return [f"{where}.severity: a downgrade of a {current} finding needs a lower severity: {' or '.join(lower)}"]
+    if severity == current:
+        return []
+    hint = (f"; to lower it use action downgrade with {' or '.join(lower)}" if severity in lower else "")
+    return [f"{where}.severity: a {action} keeps the candidate's severity {current}; give {current} or omit it{hint}"]
+
+
+def _references(value):
+    """The (lens, index) pairs of ``same_as``/``apart_from`` (one object or a list), or None when malformed.
+
+    Other keys are ignored, so an entry copied from ``merge_candidates`` works as it is.
+    """
+    items = value if isinstance(value, list) else [value]
+    pairs = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("lens"), str) or not _is_int(item.get("index")):
+            return None
+        pairs.append((item["lens"], item["index"]))
+    return pairs
+
+
+def _candidate_counts(candidates):
+    counts = {}
+    for lens, _ in candidates:
+        counts[lens] = counts.get(lens, 0) + 1
+    return "candidates: " + ", ".join(f"{lens} 0-{count - 1}" for lens, count in counts.items()) if counts else "no candidates"
+
+
+def merge(lens_documents, validator=None, settings=None):
     """The merged findings document from ``[(path, lens_document)]`` and ``(path, validator_document)``.
 
+    ``settings`` (a core.lenses.MergeSettings) defaults to the bundle's lens file.
     Raises FindingsError listing every schema problem, one line each.
     """
+    settings = settings or bundle_lenses().merge
     problems = []
     for path, data in lens_documents:
         problems += lens_file_problems(path, data)
@@ -212,13 +274,25 @@ def merge(lens_documents, validator=None):
     for lens in sorted(by_lens):
         for index, finding in enumerate(by_lens[lens][1]["findings"]):
             candidates[(lens, index)] = Candidate(lens, index, dict(finding), len(candidates))
-    dropped, links = {}, []
+    dropped, links, apart = {}, [], set()
     if validator:
         problems = validator_problems(validator[0], validator[1], candidates)
         if problems:
             raise FindingsError(problems)
-        dropped, links = _apply(validator[1]["decisions"], candidates)
-    groups = _group([candidate for candidate in candidates.values() if candidate.key not in dropped], links)
+        dropped, links, apart = _apply(validator[1]["decisions"], candidates)
+    kept = [candidate for candidate in candidates.values() if candidate.key not in dropped]
+    links += [(first.key, second.key) for first, second in _pairs(kept)
+              if frozenset((first.key, second.key)) not in apart and _shares_location(first.finding, second.finding)
+              and near_duplicates(first.finding, second.finding, settings.same_text)]
+    groups = _group(kept, links)
+    problems = _apart_but_joined(groups, apart, validator[0] if validator else "")
+    if problems:
+        raise FindingsError(problems)
+    group_of = {candidate.key: position for position, group in enumerate(groups) for candidate in group}
+    proposals = [_proposal(first, second) for first, second in _pairs(kept)
+                 if group_of[first.key] != group_of[second.key] and frozenset((first.key, second.key)) not in apart
+                 and first.finding["type"] == second.finding["type"]
+                 and _nearby(first.finding, second.finding, settings.nearby_lines)]
     merged = sorted((_merged(group) for group in groups), key=lambda item: (_rank(item[1]["severity"]), item[0]))
     findings = [finding for _, finding in merged]
     problems = [f"merged finding {finding['title']!r}: a 🔴 must name its trigger (shape, dtype, arch, TP/EP, "
@@ -227,8 +301,36 @@ def merge(lens_documents, validator=None):
                 and not text_names_trigger(" ".join(finding[key] for key in ("title", "problem", "impact")))]
     if problems:
         raise FindingsError(problems)
-    return {"pr": numbers[0], "lenses": sorted(by_lens), "findings": findings,
+    return {"pr": numbers[0], "lenses": sorted(by_lens), "findings": findings, "merge_candidates": proposals,
             "dropped": [dropped[key] for key in sorted(dropped, key=lambda key: candidates[key].order)]}
+
+
+def near_duplicates(first, second, threshold):
+    """True when two findings say the same thing: the documented test of review-lenses.yaml's ``merge``.
+
+    Their title + problem, lower-cased with paths, punctuation and spaces removed, reach a
+    difflib ratio of ``threshold``; and neither title names an identifier (a word with ``_`` or a
+    digit, or in capitals, such as ``ROCM_AITER_FA`` or ``gfx950``) absent from the other
+    finding's title and problem, so the same sentence about two backends stays two findings.
+    """
+    texts = sorted(_comparable(finding) for finding in (first, second))
+    if difflib.SequenceMatcher(None, texts[0], texts[1], autojunk=False).ratio() < threshold:
+        return False
+    for one, other in ((first, second), (second, first)):
+        if _identifiers(one["title"]) - _identifiers(f"{other['title']} {other['problem']}"):
+            return False
+    return True
+
+
+def _comparable(finding):
+    text = PATH_IN_TEXT.sub(" ", f"{finding['title']} {finding['problem']}".lower())
+    return NOT_A_WORD_CHARACTER.sub("", text)
+
+
+def _identifiers(text):
+    words = (word.strip(".") for word in IDENTIFIER.findall(PATH_IN_TEXT.sub(" ", text)))
+    return {word.lower() for word in words
+            if "_" in word or any(ch.isdigit() for ch in word) or (len(word) > 1 and word.isupper())}
 
 
 def merged_document_problems(path, data):
@@ -238,6 +340,12 @@ def merged_document_problems(path, data):
         return problems
     for index, finding in enumerate(data["findings"]):
         problems += finding_problems(finding, f"{path}: findings[{index}]", "lenses")
+    proposals = data.get("merge_candidates", [])
+    if not isinstance(proposals, list) or not all(
+            isinstance(pair, dict) and isinstance(pair.get("candidates"), list) and len(pair["candidates"]) == 2
+            and all(isinstance(item, dict) and {"lens", "index", "title"} <= set(item) for item in pair["candidates"])
+            for pair in proposals):
+        problems.append(f"{path}: merge_candidates: must be a list of {{\"candidates\": [two {{lens, index, title}}]}}")
     ranks = [_rank(finding["severity"]) for finding in data["findings"]
              if isinstance(finding, dict) and finding.get("severity") in fmt.SEVERITIES]
     if ranks != sorted(ranks):
@@ -245,14 +353,9 @@ def merged_document_problems(path, data):
     return problems
 
 
-def location_parts(location):
-    """(file, first line or None) of a ``path:line`` location."""
-    match = LOCATION.match(location)
-    return match.group("file"), (int(match.group("line")) if match.group("line") else None)
-
-
 def _apply(decisions, candidates):
-    dropped, links = {}, []
+    """(dropped, merge links, kept-apart pairs) from the decisions; severity and evidence applied in place."""
+    dropped, links, apart = {}, [], set()
     for decision in decisions:
         candidate = candidates[(decision["lens"], decision["index"])]
         action = decision["action"]
@@ -266,16 +369,24 @@ def _apply(decisions, candidates):
         if action == "downgrade":
             candidate.finding["severity"] = decision["severity"]
         if action == "merge":
-            links.append((candidate.key, (decision["same_as"]["lens"], decision["same_as"]["index"])))
+            links += [(candidate.key, other) for other in _references(decision["same_as"])]
+        apart |= {frozenset((candidate.key, other)) for other in _references(decision.get("apart_from", []))}
         if decision.get("reason"):
             candidate.reasons.append({"lens": candidate.lens, "index": candidate.index, "action": action,
                                       "reason": decision["reason"].strip()})
-    return dropped, links
+    return dropped, links, apart
+
+
+def _pairs(candidates):
+    for position, first in enumerate(candidates):
+        for second in candidates[position + 1:]:
+            yield first, second
 
 
 def _group(candidates, links):
-    """Connected groups of same-finding candidates (union-find), each in candidate order."""
+    """Connected groups of same-finding candidates (union-find over ``links``), each in candidate order."""
     parent = {candidate.key: candidate.key for candidate in candidates}
+    order = {candidate.key: candidate.order for candidate in candidates}
 
     def root(key):
         while parent[key] != key:
@@ -283,33 +394,60 @@ def _group(candidates, links):
             key = parent[key]
         return key
 
-    def join(first, second):
+    for first, second in links:
         first, second = root(first), root(second)
         if first != second:
             parent[max(first, second, key=order.get)] = min(first, second, key=order.get)
-
-    order = {candidate.key: candidate.order for candidate in candidates}
-    for position, first in enumerate(candidates):
-        for second in candidates[position + 1:]:
-            if _same_place_and_type(first.finding, second.finding):
-                join(first.key, second.key)
-    for first, second in links:
-        join(first, second)
     groups = {}
     for candidate in candidates:
         groups.setdefault(root(candidate.key), []).append(candidate)
     return list(groups.values())
 
 
-def _same_place_and_type(first, second):
-    if first["type"] != second["type"]:
-        return False
-    for one in map(location_parts, first["locations"]):
-        for other in map(location_parts, second["locations"]):
-            if one[0] == other[0] and (one[1] is None) == (other[1] is None) and \
-                    (one[1] is None or abs(one[1] - other[1]) <= LINE_WINDOW):
+def _apart_but_joined(groups, apart, path):
+    """A kept-apart pair that merges (through a third candidate) still join: the decisions contradict."""
+    problems = []
+    for group in groups:
+        keys = [candidate.key for candidate in group]
+        for position, first in enumerate(keys):
+            for second in keys[position + 1:]:
+                if frozenset((first, second)) in apart:
+                    problems.append(f"{path}: decisions: lens {first[0]!r} finding {first[1]} and lens {second[0]!r} "
+                                    f"finding {second[1]} are kept apart, but merges join them; change one merge")
+    return problems
+
+
+def _shares_location(first, second):
+    """Both cite one file at overlapping lines (or both cite the file without a line)."""
+    return _nearby(first, second, 0)
+
+
+def _nearby(first, second, window):
+    """Both cite one file within ``window`` lines (or both cite the file without a line)."""
+    for one in map(_span, first["locations"]):
+        for other in map(_span, second["locations"]):
+            if one[0] != other[0] or (one[1] is None) != (other[1] is None):
+                continue
+            if one[1] is None or max(one[1], other[1]) - min(one[2], other[2]) <= window:
                 return True
     return False
+
+
+def _span(location):
+    """(file, first line, last line) of a location; the lines are None without a line."""
+    match = LOCATION.match(location)
+    if not match.group("line"):
+        return match.group("file"), None, None
+    start = int(match.group("line"))
+    return match.group("file"), start, max(start, int(match.group("end") or start))
+
+
+def _proposal(first, second):
+    """A merge candidate the validator decides: the two candidates and where each is."""
+    return {"candidates": [{"lens": candidate.lens, "index": candidate.index,
+                            "severity": candidate.finding["severity"], "title": candidate.finding["title"],
+                            "locations": candidate.finding["locations"]} for candidate in (first, second)],
+            "type": first.finding["type"], "decide": "merge or keep_apart"}
 
 
 def _merged(group):

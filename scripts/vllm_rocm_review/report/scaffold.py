@@ -19,10 +19,11 @@ TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report-scaffold.md.j2"
 
 
-def render_scaffold(document, result, findings=None):
+def render_scaffold(document, result, findings=None, merge_candidates=()):
     """The scaffold text for this PR document and its triage result.
 
-    With ``findings`` (a merged findings list), section 3 is rendered from them instead of placeholders.
+    With ``findings`` (a merged findings list), section 3 is rendered from them instead of placeholders;
+    ``merge_candidates`` (from the same merged file) add a reminder for each pair left undecided.
     """
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
                                      keep_trailing_newline=True, autoescape=False)
@@ -38,7 +39,7 @@ def render_scaffold(document, result, findings=None):
         shared_files=_paths(result["shared_files"]),
         linked_issues=", ".join(f"#{issue['number']}" for issue in document.get("linked_issues") or []),
         questions=_questions(result),
-        findings_section=None if findings is None else "\n".join(render_findings_section(findings)),
+        findings_section=None if findings is None else "\n".join(render_findings_section(findings, merge_candidates)),
         discussion=_discussion(document),
         previous_review=previous_review_line(result["since"]) if "since" in result else None,
     )

@@ -250,6 +250,13 @@ def validate_triage_sections(data):
             problems.extend(_regex_problems(env.get(key), f"checks.env_vars.{key}"))
             problems.extend(f"checks.env_vars.{key}: {pattern!r} has no (?P<name>...) group"
                             for pattern in env.get(key) or [] if isinstance(pattern, str) and "(?P<name>" not in pattern)
+        deep = checks.get("deep_review") or {}
+        lines = deep.get("product_lines")
+        if lines is not None and (not isinstance(lines, int) or isinstance(lines, bool) or lines < 1):
+            problems.append(f"checks.deep_review.product_lines must be a positive whole number of lines, not {lines!r}")
+        for position, item in enumerate(deep.get("paths") or []):
+            if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not item.get("why"):
+                problems.append(f"checks.deep_review.paths[{position}] needs path and why")
         for name, item in named:
             if not isinstance(item, dict) or not item.get("id") or not item.get("pattern"):
                 problems.append(f"checks.{name}: each entry needs id and pattern")
@@ -388,6 +395,9 @@ def _compile_checks(checks):
             "pr_types": tuple(deep.get("pr_types") or ()),
             "families": tuple(deep.get("families") or ()),
             "perf_claims": bool(deep.get("perf_claims")),
+            "paths": PathTable(PathFact(PathPattern.parse(item["path"]), item.get("why", ""))
+                               for item in deep.get("paths") or []),
+            "product_lines": deep.get("product_lines"),
         },
         "reading_plan": {
             "always": tuple(reading.get("always") or ()),

@@ -163,18 +163,22 @@ def _plan(plan):
 
 
 def _lenses(lenses):
-    """One heading line with the expected extra cost, then one line per lens with why it was chosen."""
+    """One heading line with the expected extra cost, then per lens why it was chosen and the question it asks."""
     if not lenses["chosen"]:
         reason = (f"capped at {lenses['cap']}" if lenses["depth"] == "deep"
                   else f"{lenses['depth']} review: one pass, no lenses")
         return ["", f"## Lenses: none ({reason})"]
     output = lenses["chosen"][0]["output"].replace(lenses["chosen"][0]["id"], "<lens>")
     head = (f"## Lenses: {len(lenses['chosen'])}, expected extra cost ~{lenses['extra_cost_tokens'] // 1000}k tokens "
-            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each writes {output}")
+            f"(validator ~{lenses['validator_cost_tokens'] // 1000}k included); each starts from "
+            f"{lenses['chosen'][0]['starts_from']} and writes {output}")
     if lenses["cut"]:
         head += f"; cut by the cap of {lenses['cap']}: {', '.join(lenses['cut'])}"
-    return ["", head] + [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens): {clip('; '.join(lens['why']), 90)}"
-                         for lens in lenses["chosen"]]
+    lines = ["", head]
+    for lens in lenses["chosen"]:
+        lines += [f"{lens['id']} (~{lens['cost_tokens'] // 1000}k tokens, budget {lens['tool_call_budget']} tool calls): "
+                  f"{clip('; '.join(lens['why']), 90)}", f"  asks: {lens['question']}"]
+    return lines
 
 
 def _checks(checks, number):

@@ -34,6 +34,11 @@ def lens_output_path(number, lens_id):
     return f"outputs/pr-{number}-lens-{lens_id}.json"
 
 
+def code_map_path(number):
+    """The code map every lens pass starts from (written by scripts/context_pack.py)."""
+    return f"outputs/pr-{number}-code.md"
+
+
 def _ranked(lens_set, result):
     """(score, lens, why) for every lens that scores, best first; ties keep the lens file's order."""
     present = {
@@ -61,5 +66,6 @@ def _selection(depth, cap, chosen, cut, validator_cost):
 
 def _entry(lens, why, number, text_path):
     return {"id": lens.id, "question": lens.question, "why": why, "text": f"{text_path}#{lens.anchor}",
-            "output": lens_output_path(number, lens.id), "owns": list(lens.owns), "read_first": list(lens.read_first),
+            "output": lens_output_path(number, lens.id), "starts_from": code_map_path(number),
+            "tool_call_budget": lens.tool_call_budget, "owns": list(lens.owns), "read_first": list(lens.read_first),
             "cost_tokens": lens.cost_tokens}

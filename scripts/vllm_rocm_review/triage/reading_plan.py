@@ -3,7 +3,8 @@
 Progressive disclosure: the plan cuts out the sections ``checks.reading_plan`` names
 (core discipline always; the AI-diagnostic section for deep reviews; the mori appendix with the mori rule)
 and the body of every rule a diff family derived, plus housekeeping; a deep review (conditions in
-``checks.deep_review``: Tier-1 files, mori, performance claims) also cuts out the bodies of the
+``checks.deep_review``: Tier-1 files, the quantized-MoE method files, a large product-code change,
+mori, performance claims) also cuts out the bodies of the
 rules a PR type mandates. Every other selected rule is a one-line checklist item with its line range.
 Rule bodies are held to ``reading_plan.budget`` (a fraction of the catalog): family-derived bodies
 come first, then type-mandated ones, each ranked by how often the rule body names the touched files;
@@ -23,16 +24,43 @@ from ..core.skill_paths import bundle_relative
 CATALOG_NAME = bundle_relative(RULES_CATALOG)
 
 
-def deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check):
-    """Why this review must be deep; empty for a quick review."""
+def product_lines(config, scope_diffs, files):
+    """Changed lines (added + removed) of the in-scope files of kind ``code`` (no test, doc, CI, build...).
+
+    GitHub's per-file counts come first, since a file too large for a patch still counts; the
+    parsed diff counts a file the ``files`` list lacks.
+    """
+    counts = {entry.get("filename"): (entry.get("additions"), entry.get("deletions")) for entry in files or []}
+    total = 0
+    for diff in scope_diffs:
+        if config.file_kinds(diff.path) != ["code"]:
+            continue
+        added, removed = counts.get(diff.path, (None, None))
+        if isinstance(added, int) and isinstance(removed, int):
+            total += added + removed
+        else:
+            total += len(diff.added) + len(diff.removed)
+    return total
+
+
+def deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check, scope_paths=(), lines=0):
+    """Why this review must be deep; empty for a quick review.
+
+    ``scope_paths`` are the changed files ROCm runs (the gate's scope) and ``lines`` their
+    changed product-code lines (see ``product_lines``).
+    """
     if relevance_level == "none":
         return []
     settings = config.checks["deep_review"]
     reasons = []
     deep_tiers = [entry["path"] for entry in tiers if entry["tier"] in settings["tiers"]]
     if deep_tiers:
-        reasons.append(f"backbone tier {'/'.join(str(t) for t in settings['tiers'])} file(s): {', '.join(deep_tiers[:3])}"
-                       + (f" (+{len(deep_tiers) - 3})" if len(deep_tiers) > 3 else ""))
+        reasons.append(f"backbone tier {'/'.join(str(t) for t in settings['tiers'])} file(s): {_some(deep_tiers)}")
+    deep_paths = [path for path in scope_paths if settings["paths"].matching(path)]
+    if deep_paths:
+        reasons.append(f"quantized-MoE method or oracle file(s): {_some(deep_paths)}")
+    if settings["product_lines"] is not None and lines > settings["product_lines"]:
+        reasons.append(f"{lines} changed product-code lines (over {settings['product_lines']})")
     types = [pr_type["id"] for pr_type in pr_types if pr_type["id"] in settings["pr_types"]]
     if types:
         reasons.append("PR types: " + ", ".join(types))
@@ -48,8 +76,12 @@ def deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf
     return reasons
 
 
+def _some(paths, shown=3):
+    return ", ".join(paths[:shown]) + (f" (+{len(paths) - shown})" if len(paths) > shown else "")
+
+
 def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_types, families, perf_check,
-         touched_paths=()):
+         touched_paths=(), scope_paths=(), lines=0):
     """Sections to read in full, and the one-line checklist of the other rules.
 
     A rule's body is cut out when a diff family derived it (the diff shows its trigger), when
@@ -57,7 +89,7 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
     it, as long as the budget allows; every other rule, and every judgment rule, is listed by
     its heading: apply it, and open its body (the line range is given) when its concern may apply.
     """
-    reasons = deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check)
+    reasons = deep_reasons(config, relevance_level, tiers, pr_types, families, rules, perf_check, scope_paths, lines)
     settings = config.checks["reading_plan"]
     rule_ids = [rule["id"] for rule in rules]
     anchors = list(settings["always"])

@@ -37,7 +37,9 @@ def triage(document, config, catalog, snapshot_path=None, lenses=None, lens_cap=
         checks["context"] = context_check(context_pack)
     flags = risk.flags(config, tiers, fired, shared_files, ci_summary)
     plan = reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, checks["perf-claims"],
-                        touched_paths=[diff.path for diff in diffs])
+                        touched_paths=[diff.path for diff in diffs],
+                        scope_paths=[diff.path for diff in context.scope_diffs],
+                        lines=reading.product_lines(config, context.scope_diffs, document.get("files")))
     result = {
         "pr": {"number": pr["number"], "title": pr["title"], "files": len(diffs),
                "additions": pr.get("additions"), "deletions": pr.get("deletions"),
