@@ -82,7 +82,8 @@ def focused_plan(config, catalog, document, result, diffs):
     fired = family_rules.derive_families(config, context, level)
     rules, judgment, _ = family_rules.collect_rules(config, pr_types, fired, level)
     tiers = risk.file_tiers(config, diffs)
-    return reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, result["checks"]["perf-claims"])
+    return reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, result["checks"]["perf-claims"],
+                        touched_paths=sorted(paths))
 
 
 def _hunks_per_file(text):
