@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Prepare a review in one command: fetch the PR, build the context pack, triage it, write the brief.
 
-Usage: python3 scripts/prepare_review.py PR (--repo CLONE | --sources) [--lang zh|en] [--since OLD_SHA]
+Usage: python3 scripts/prepare_review.py PR [--repo CLONE | --sources] [--lang zh|en] [--since OLD_SHA]
        [--token TOKEN] [--api-url URL] [--no-cache] [--quiet] [--output-dir DIR]
 
 Writes, as the single scripts would: outputs/pr-N.json (fetch_pr_data.py --include-ci, with
---checkout CLONE or --sources outputs/pr-N-src), outputs/pr-N-context.md and .json
+--checkout CLONE, else --sources outputs/pr-N-src), outputs/pr-N-context.md and .json
 (context_pack.py), outputs/pr-N-triage.txt (triage_pr.py --context), then outputs/pr-N-brief.md
 (at most 200 lines), which it also prints. Progress goes to stderr. Everything is computed before
 anything is written: a failure writes no file. Exit codes: 0 written; 1 GitHub, clone, pack or
@@ -60,7 +60,8 @@ def build_parser():
                       help="a local vLLM clone (bare or normal; a new path is created) to fetch the PR's head and "
                            "base into, as fetch_pr_data.py --checkout; its work tree is not touched")
     code.add_argument("--sources", action="store_true",
-                      help="no clone: download the head versions of the changed files into outputs/pr-N-src")
+                      help="no clone: download the head versions of the changed files into outputs/pr-N-src "
+                           "(the default without --repo)")
     parser.add_argument("--lang", choices=("zh", "en"), default="zh",
                         help="language of the brief's instructions and of the report it asks for (default zh)")
     parser.add_argument("--since", metavar="OLD_SHA",
@@ -77,8 +78,6 @@ def usage_problem(args):
     """The one-line usage error argparse cannot see, or None."""
     if args.repo is not None and not args.repo.strip():
         return "--repo needs a vLLM clone but got an empty value; set VLLM_REPO or pass a path (or use --sources)"
-    if args.repo is None and not args.sources:
-        return 'give --repo CLONE (a local vLLM clone, e.g. --repo "$VLLM_REPO") or --sources (download the changed files)'
     if args.since is not None and not SHA_PREFIX.fullmatch(args.since.strip()):
         return f"--since {args.since!r} is not a commit SHA (7-40 hex digits); pass the previous report marker's head="
     if args.since is not None and args.repo is None:
@@ -110,7 +109,10 @@ def main(argv=None) -> int:
     show_requests = not args.quiet and sys.stderr.isatty()
     client = GitHubClient(api_url, token, use_cache=not args.no_cache,
                           progress=(lambda line: say(f"fetch: {line}")) if show_requests else None)
-    options = Options(repo=args.repo, sources=args.sources, since=args.since.strip().lower() if args.since else None,
+    if args.repo is None and not args.sources and not args.quiet:
+        say("prepare: no --repo, so the changed files are downloaded (--sources); a clone adds callers, twins and "
+            "CI coverage")
+    options = Options(repo=args.repo, sources=args.repo is None, since=args.since.strip().lower() if args.since else None,
                       lang=args.lang, output_dir=args.output_dir)
     progress = (lambda line: None) if args.quiet else (lambda line: say(f"prepare: {line}"))
     try:

@@ -234,7 +234,6 @@ def test_a_failed_checkout_writes_nothing(env, monkeypatch, replica, capsys, out
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], "give --repo CLONE"),
     (["--repo", ""], "--repo needs a vLLM clone but got an empty value"),
     (["--sources", "--since", "abcdef1"], "--since needs --repo CLONE"),
     (["--repo", "x", "--since", "nothex"], "is not a commit SHA"),
@@ -243,6 +242,15 @@ def test_usage_errors_exit_2_before_any_request(replica, capsys, env, outputs, a
     code, out, err = run(replica, capsys, outputs, *args)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
     assert replica.log == []
+
+
+def test_without_repo_the_sources_are_downloaded(env, monkeypatch, replica, capsys, outputs):
+    upstream = served(env, monkeypatch, replica)
+    RefRepos(replica).put("vllm-project/vllm", upstream["head"], {"vllm/nested.py": "class Outer:\n    pass\n"})
+    code, brief, err = run(replica, capsys, outputs)
+    assert code == 0, err
+    assert "prepare: no --repo, so the changed files are downloaded (--sources)" in err
+    assert (outputs / "pr-7-src" / "vllm" / "nested.py").is_file()
 
 
 def test_repo_and_sources_exclude_each_other(replica, capsys, env, outputs):
