@@ -199,7 +199,8 @@ def test_sources_mode_downloads_the_head_files(env, monkeypatch, replica, capsys
     assert json.loads((outputs / "pr-7-context.json").read_text())["meta"]["mode"] == "sources"
     assert f"head 版本在 {(outputs / 'pr-7-src').as_posix()}/<path>" in brief
     assert "上下文包未能收集" in brief  # callers, twins and CI coverage need a clone
-    assert "PR base 的提交日期（没有 clone）" in brief
+    skew = brief.split("## Version skew\n")[1].split("\n## ")[0]
+    assert "PR base 的提交日期（没有 clone）" in skew and "- [ ] core-discipline lines " in skew
 
 
 def test_since_lists_the_changes_after_the_reviewed_head(env, monkeypatch, replica, capsys, outputs):

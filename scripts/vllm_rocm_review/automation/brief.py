@@ -202,11 +202,10 @@ def _skew(skew, say):
         fixed.append(f"PR last updated {skew['updated_at']}, so its base is at least {-skew['days']} days older")
     if skew["state"] == "within":
         return fixed, [], [say["skew_within"].format(**skew)], None
-    if skew["state"] == "unknown":
-        return fixed, [], [say["skew_unknown"].format(**skew)], None
+    lead = say["skew_unknown"] if skew["state"] == "unknown" else say["skew_recheck"]
     items = [f"- [ ] {_label(anchor)} {f'lines {start}-{end}' if end > start else f'line {start}'}: "
              f"{clip(text.strip(), 110)}" for anchor, start, end, text in sorted(skew["recheck"], key=lambda p: p[1])]
-    return fixed + [say["skew_recheck"]], items, [say["skew_surface"].format(**skew)], f"the catalog (grep {skew['commit']})"
+    return fixed + [lead.format(**skew)], items, [say["skew_surface"].format(**skew)], f"the catalog (grep {skew['commit']})"
 
 
 def _label(anchor):

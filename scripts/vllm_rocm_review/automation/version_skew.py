@@ -35,7 +35,7 @@ def version_skew(catalog, max_days, document, anchors):
     ``state`` is ``within``, ``older``, ``newer`` or ``unknown``; without a clone, a PR last updated
     more than ``max_days`` before the recorded date still has a base at least that much older.
     ``recheck`` lists ``(anchor, first line, last line, text)`` for each catalog passage in ``anchors``
-    that states a fact at the recorded commit.
+    that states a fact at the recorded commit, unless the base is known to be within the limit.
     """
     record = catalog.verified_at()
     if record is None:
@@ -56,7 +56,7 @@ def version_skew(catalog, max_days, document, anchors):
             days = (date.fromisoformat(updated) - date.fromisoformat(recorded)).days
             if days < -max_days:
                 result["state"], result["days"] = "older", days
-    if result["state"] in ("older", "newer"):
+    if result["state"] != "within":
         result["recheck"] = _passages(catalog, commit, anchors)
     return result
 
