@@ -17,8 +17,6 @@ MAX_LINES = 200
 FILES_SHOWN = 6
 QUIET_STATES = ("ok", "none-found")
 ALL_ITEMS_NEED_ANSWER = ("mori-symbols", "magic-constants", "ci", "prompt-injection", "context")
-FLAG_NAMES = {"Q1": "Tier-1 file without passing ROCm CI", "Q2": "dispatch gate changed",
-              "Q3": "shared helper changed"}
 BUILD_KINDS = ("ci", "build")
 
 PHRASES = {
@@ -70,7 +68,7 @@ PHRASES = {
     },
     "en": {
         "language": "English",
-        "languages": "headings and quoted facts in English, instructions in English",
+        "languages": "headings, quoted facts and instructions in English",
         "full": "Full review: steps 3-8.",
         "partial": "Scoped per file: ROCm files get the ROCm rules; shared files need a cross-backend regression check.",
         "none": "Light path: step 3, housekeeping and the verdict only; say in the header and the verdict that the PR "
@@ -167,13 +165,19 @@ def _relevance(result, say):
     evidence = result["relevance_evidence"]
     fixed = [f"## Relevance: {result['relevance']}", evidence["reason"], say[result["relevance"]]]
     items = []
-    for title, entries in (("ROCm-exposed", result["rocm_files"]), ("shared", result["shared_files"]),
-                           ("set aside (ROCm never runs these changes; overrule if it does)",
+    for title, entries in (("ROCm-exposed", result["rocm_files"]), ("shared: check for cross-backend regressions",
+                                                                   result["shared_files"]),
+                           ("set aside: ROCm never runs these changes (overrule if it does)",
                             evidence.get("demoted") or [])):
         if entries:
-            shown = ", ".join(entry["path"] for entry in entries[:FILES_SHOWN])
-            more = f" (+{len(entries) - FILES_SHOWN} in the triage digest)" if len(entries) > FILES_SHOWN else ""
-            items.append(f"{title} ({len(entries)}): {shown}{more}")
+            items.append(f"{title} ({len(entries)}):")
+            said = set()
+            for entry in entries[:FILES_SHOWN]:
+                why = "; ".join(entry["why"])
+                items.append(f"  {entry['path']}" + ("" if why in said else f" — {clip(why, 90)}"))
+                said.add(why)
+            if len(entries) > FILES_SHOWN:
+                items.append(f"  … {len(entries) - FILES_SHOWN} more in the triage digest")
     return fixed, items, [say["overrule"]], "the triage digest"
 
 
@@ -248,7 +252,7 @@ def _answers(result, pack, document, say):
     for name, flag in result["flags"].items():
         if flag["state"] in ("raised", "unknown"):
             evidence = f" [{', '.join(flag['evidence'][:3])}]" if flag["evidence"] and flag["state"] == "raised" else ""
-            items.append(f"- [ ] {name} {FLAG_NAMES.get(name, '')} {flag['state']}: {flag['detail']}{evidence}")
+            items.append(f"- [ ] flag {name} {flag['state']}: {flag['detail']}{evidence}")
     for name, check in result["checks"].items():
         if check["status"] in QUIET_STATES and not check.get("notice"):
             clear.append(f"{name} {check['status']}")

@@ -152,7 +152,7 @@ def plan_anchors(result):
 
 
 def prepare(client, ref, options, token_source, references, progress):
-    """Fetch, pack, triage and brief; write them all and return ``(paths, brief text)``."""
+    """Fetch, pack, triage and brief; write them all and return ``(paths, PR document, brief text)``."""
     paths = output_paths(ref.number, options.output_dir)
     progress(f"fetching {ref.repo}#{ref.number}" + (f" into {options.repo}" if options.repo else
                                                      f" with sources into {paths['sources_dir']}"))
