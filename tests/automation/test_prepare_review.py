@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+import context_pack
 import prepare_review
 import triage_pr
 from context_repo import BASE_FILES
@@ -123,7 +124,15 @@ def test_one_call_writes_every_file_and_a_brief_within_the_cap(env, monkeypatch,
     document = json.loads((outputs / "pr-7.json").read_text())
     assert document["meta"]["checkout"]["head_sha"] == upstream["head"]
     assert "checks" in document
-    # The triage file is what triage_pr.py --context prints for the same files.
+    # The pack is what context_pack.py writes, and the triage file what triage_pr.py --context prints.
+    again = env / "again"
+    again.mkdir()
+    assert context_pack.main([str(outputs / "pr-7.json"), "--output", str(again / "pr-7-context.md"),
+                              "--api-url", replica.api_url]) == 0
+    for name in ("pr-7-context.md", "pr-7-context.json"):
+        written_again = (again / name).read_text(encoding="utf-8").replace(str(again), str(outputs))
+        assert written_again == (outputs / name).read_text(encoding="utf-8")
+    capsys.readouterr()
     assert triage_pr.main([str(outputs / "pr-7.json"), "--context", str(outputs / "pr-7-context.json")]) == 0
     assert capsys.readouterr().out == (outputs / "pr-7-triage.txt").read_text(encoding="utf-8")
 
