@@ -24,12 +24,11 @@ from vllm_rocm_review.github.client import DEFAULT_TIMEOUT
 from vllm_rocm_review.github.client import NO_TOKEN_WARNING
 from vllm_rocm_review.github.client import GitHubClient
 from vllm_rocm_review.github.client import GitHubError
-from vllm_rocm_review.github.client import RateLimited
 from vllm_rocm_review.github.client import RetryPolicy
-from vllm_rocm_review.github.client import Unauthorized
 from vllm_rocm_review.github.client import discover_token_with_source
 from vllm_rocm_review.github.client import resolve_api_url
 from vllm_rocm_review.core.json_layout import dump_json
+from vllm_rocm_review.github.pr_data import fetch_failure
 from vllm_rocm_review.github.pr_data import fetch_pr_document
 from vllm_rocm_review.github.pr_data import record_usage
 from vllm_rocm_review.github.pr_ref import DEFAULT_REPO
@@ -149,14 +148,10 @@ def main(argv=None) -> int:
     )
     try:
         document = fetch_pr_document(client, ref, include_ci=args.include_ci)
-        _add_code_context(args, client, ref, document)
-    except Unauthorized:
-        return fail(f"token rejected by GitHub (401); the token came from {token_source}: renew it or unset it")
-    except RateLimited as error:
-        hint = "" if error.secondary or args.wait else "; pass --wait to sleep until then"
-        return fail(f"{error}{hint}")
+        code_context.add_code_context(client, ref, document, checkout=args.checkout, sources=args.sources,
+                                      sources_limit=args.sources_limit)
     except GitHubError as error:
-        return fail(error)
+        return fail(fetch_failure(error, token_source, can_wait=not args.wait))
     except KeyboardInterrupt:
         return fail("interrupted; nothing written")
 
@@ -179,31 +174,6 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _add_code_context(args, client, ref, document):
-    """Run --checkout or --sources; their failures become warnings in meta, never exit codes."""
-    warnings = []
-    pr = document["pr"]
-    if args.checkout is not None:
-        try:
-            document["meta"]["checkout"] = code_context.fetch_checkout(
-                args.checkout, ref.repo, ref.number, pr["base"]["sha"], code_context.git_base_url(client.api_url)
-            )
-        except code_context.CheckoutError as error:
-            warnings.append(f"--checkout skipped: {error}")
-        else:
-            if document["meta"]["checkout"]["head_sha"] != pr["head"]["sha"]:
-                warnings.append("--checkout: the PR head moved while fetching; the clone's head differs from pr.head.sha")
-    elif args.sources is not None:
-        limit = code_context.DEFAULT_SOURCES_LIMIT if args.sources_limit is None else args.sources_limit
-        sources, source_warnings = code_context.download_sources(
-            client, ref.repo, pr["head"]["sha"], document["files"], args.sources, limit=limit
-        )
-        document["meta"]["sources"] = sources
-        warnings.extend(source_warnings)
-    if warnings:
-        document["meta"].setdefault("warnings", []).extend(warnings)
 
 
 if __name__ == "__main__":

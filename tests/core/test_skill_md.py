@@ -62,6 +62,7 @@ def test_every_script_it_runs_exists_and_each_step_has_a_heading():
     _, text = read_front_matter()
     scripts = set(re.findall(r"python3 (scripts/[a-z_]+\.py)", text))
     assert scripts == {
+        "scripts/prepare_review.py",
         "scripts/fetch_pr_data.py",
         "scripts/triage_pr.py",
         "scripts/check_report.py",

@@ -18,6 +18,8 @@ ANCHOR_LINE = re.compile(r'^<a id="([^"]+)"></a>\s*$')
 HEADING_LINE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 SEPARATOR_CELL = re.compile(r":?-{3,}:?")
 RULE_ANCHOR_PREFIX = "rule-"
+# The catalog's one record of the vLLM commit its facts were checked at, in its opening paragraph.
+VERIFIED_AT = re.compile(r"checked against vLLM main at ([0-9a-f]{7,40}) \((\d{4}-\d{2}-\d{2})\)")
 
 
 class CatalogError(ValueError):
@@ -77,6 +79,21 @@ class Catalog:
         """The lines of one section (anchor line included), or None when the anchor is absent."""
         section = self._by_anchor.get(anchor)
         return None if section is None else self.lines[section.start:section.end]
+
+    def verified_at(self):
+        """``(commit, YYYY-MM-DD)`` of the vLLM main the catalog's facts were checked at, or None."""
+        match = VERIFIED_AT.search("\n".join(self.lines[:self.sections[0].start] if self.sections else self.lines))
+        return (match.group(1), match.group(2)) if match else None
+
+    def lines_naming(self, text, anchors):
+        """``(anchor, 1-based line, line text)`` for each line of these sections that contains ``text``."""
+        found = []
+        for anchor in anchors:
+            section = self._by_anchor.get(anchor)
+            if section is not None:
+                found += [(anchor, index + 1, self.lines[index]) for index in range(section.start, section.end)
+                          if text in self.lines[index]]
+        return found
 
     def rule_ids(self):
         """Rule IDs with a body, upper-cased from their ``rule-<id>`` anchors, in file order."""

@@ -125,6 +125,32 @@ def _git(path, *args):
     return done.stdout.strip()
 
 
+def add_code_context(client, ref, document, checkout=None, sources=None, sources_limit=None):
+    """Run --checkout into ``checkout`` or --sources into ``sources``; failures become meta.warnings.
+
+    The PR document stands without its code context, so neither failure is an exit code here;
+    callers that need the checkout look for meta.checkout.
+    """
+    warnings = []
+    pr, meta = document["pr"], document["meta"]
+    if checkout is not None:
+        try:
+            meta["checkout"] = fetch_checkout(checkout, ref.repo, ref.number, pr["base"]["sha"],
+                                              git_base_url(client.api_url))
+        except CheckoutError as error:
+            warnings.append(f"--checkout skipped: {error}")
+        else:
+            if meta["checkout"]["head_sha"] != pr["head"]["sha"]:
+                warnings.append("--checkout: the PR head moved while fetching; the clone's head differs from pr.head.sha")
+    elif sources is not None:
+        limit = DEFAULT_SOURCES_LIMIT if sources_limit is None else sources_limit
+        meta["sources"], source_warnings = download_sources(client, ref.repo, pr["head"]["sha"], document["files"],
+                                                            sources, limit=limit)
+        warnings.extend(source_warnings)
+    if warnings:
+        meta.setdefault("warnings", []).extend(warnings)
+
+
 # --- --sources --------------------------------------------------------------------------------
 
 

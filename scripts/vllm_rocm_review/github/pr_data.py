@@ -16,8 +16,10 @@ from .diff_rebuild import rebuild_unified_diff
 from .client import DIFF_MEDIA_TYPE
 from .client import GitHubError
 from .client import NotFound
+from .client import RateLimited
 from .client import ServerError
 from .client import TooLarge
+from .client import Unauthorized
 from .linked_issues import find_issue_references
 
 # GitHub's diff media type refuses PRs with more files than this (406 too_large).
@@ -115,6 +117,15 @@ def fetch_pr_document(client, ref, include_ci=False, clock=time.time):
         document["meta"]["warnings"] = warnings
     record_usage(document, client)
     return document
+
+
+def fetch_failure(error, token_source, can_wait=False):
+    """The one error line for a GitHubError that stopped a fetch; ``can_wait``: offer --wait for a primary limit."""
+    if isinstance(error, Unauthorized):
+        return f"token rejected by GitHub (401); the token came from {token_source}: renew it or unset it"
+    if isinstance(error, RateLimited) and can_wait and not error.secondary:
+        return f"{error}; pass --wait to sleep until then"
+    return str(error)
 
 
 def record_usage(document, client):

@@ -262,6 +262,12 @@ def validate_triage_sections(data):
                 problems.append(f"checks.{name}: each entry needs id and pattern")
             else:
                 problems.extend(_regex_problems([item["pattern"]], f"checks.{name}[{item['id']}]"))
+        max_days = (checks.get("version_skew") or {}).get("max_days")
+        if max_days is not None and (not isinstance(max_days, int) or isinstance(max_days, bool) or max_days < 1):
+            problems.append(f"checks.version_skew.max_days must be a whole number of days (1 or more), not {max_days!r}")
+        for anchor, when in ((checks.get("reading_plan") or {}).get("only_when_touched") or {}).items():
+            if not isinstance(when, dict) or not (when.get("pr_types") or when.get("families")):
+                problems.append(f"checks.reading_plan.only_when_touched.{anchor}: needs pr_types or families")
     return problems
 
 
@@ -403,6 +409,10 @@ def _compile_checks(checks):
             "always": tuple(reading.get("always") or ()),
             "deep": tuple(reading.get("deep") or ()),
             "with_rule": {rule: tuple(anchors) for rule, anchors in (reading.get("with_rule") or {}).items()},
+            "only_when_touched": {anchor: {"pr_types": tuple(when.get("pr_types") or ()),
+                                           "families": tuple(when.get("families") or ())}
+                                  for anchor, when in (reading.get("only_when_touched") or {}).items()},
             "budget": float(reading.get("budget", 1.0)),
         },
+        "version_skew": {"max_days": (checks.get("version_skew") or {}).get("max_days")},
     }

@@ -188,10 +188,10 @@ def _checks(checks, number):
         if check.get("notice"):
             lines.append(f"  NOTICE: {check['notice']}")
         # Checks list flagged items first; never hide one behind "more in --json".
-        flagged = sum(1 for item in check["items"] if _is_flagged(name, item))
+        flagged = sum(1 for item in check["items"] if is_flagged(name, item))
         shown = max(CHECK_ITEMS_SHOWN, min(flagged, FLAGGED_SHOWN))
         for item in check["items"][:shown]:
-            lines.append("  " + _check_item(name, item))
+            lines.append("  " + describe_check_item(name, item))
         hidden = len(check["items"]) - shown + check.get("omitted", 0)
         if hidden > 0:
             lines.append(f"  … {hidden} more in --json")
@@ -201,7 +201,8 @@ def _checks(checks, number):
     return lines
 
 
-def _is_flagged(name, item):
+def is_flagged(name, item):
+    """Whether an item of an ``ok``-looking list still needs the reviewer ([unverified], unregistered, pack flag)."""
     if name == "perf-claims":
         return not item["traceable"]
     if name == "env-vars":
@@ -209,7 +210,8 @@ def _is_flagged(name, item):
     return name == "context"
 
 
-def _check_item(name, item):
+def describe_check_item(name, item):
+    """One line for one item of a mechanical check."""
     where = f"{item['path']}:{item['line']}" if item.get("path") and item.get("line") else item.get("path", "")
     if name == "mori-symbols":
         return f"{where} {item['symbol']}: {item['state']}"

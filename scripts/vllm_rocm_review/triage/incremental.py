@@ -84,7 +84,8 @@ def focused_plan(config, catalog, document, result, diffs):
     tiers = risk.file_tiers(config, diffs)
     return reading.plan(config, catalog, level, rules, judgment, tiers, pr_types, fired, result["checks"]["perf-claims"],
                         scope_paths=[diff.path for diff in context.scope_diffs],
-                        lines=reading.product_lines(config, context.scope_diffs, None))
+                        lines=reading.product_lines(config, context.scope_diffs, None),
+                        touched_paths=sorted(paths))
 
 
 def _hunks_per_file(text):

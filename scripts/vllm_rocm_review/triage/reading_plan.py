@@ -1,7 +1,8 @@
 """Which catalog sections this PR needs, and what fraction of the catalog that is.
 
 Progressive disclosure: the plan cuts out the sections ``checks.reading_plan`` names
-(core discipline always; the AI-diagnostic section for deep reviews; the mori appendix with the mori rule)
+(core discipline always; the AI-diagnostic section for deep reviews; the mori appendix with the mori rule,
+when the diff touches mori code)
 and the body of every rule a diff family derived, plus housekeeping; a deep review (conditions in
 ``checks.deep_review``: Tier-1 files, the quantized-MoE method files, a large product-code change,
 mori, performance claims) also cuts out the bodies of the
@@ -97,7 +98,8 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
         anchors += settings["deep"]
     if relevance_level != "none":
         for rule in rule_ids:
-            anchors += settings["with_rule"].get(rule, [])
+            anchors += [anchor for anchor in settings["with_rule"].get(rule, [])
+                        if _touched(settings["only_when_touched"].get(anchor), pr_types, families, touched_paths)]
     anchors = list(dict.fromkeys(anchors))
     candidates = [rule["id"] for rule in rules if has_diff_evidence(rule) or reasons]
     listed_anyway = len(rules) - len(candidates) + len(judgment_rules)
@@ -135,6 +137,18 @@ def plan(config, catalog, relevance_level, rules, judgment_rules, tiers, pr_type
         "fraction": round(lines / catalog.line_count, 3),
     })
     return result
+
+
+def _touched(condition, pr_types, families, touched_paths):
+    """Whether the diff touches a section's subject: no condition, a changed path of one of its PR
+    types, or one of its families fired on a changed line (not on the title or body)."""
+    if condition is None:
+        return True
+    paths = set(touched_paths)
+    if any(pr_type["id"] in condition["pr_types"] and paths.intersection(pr_type["matched"]) for pr_type in pr_types):
+        return True
+    return any(family["id"] in condition["families"] and any(item["path"] for item in family["evidence"])
+               for family in families)
 
 
 def _within_budget(catalog, anchors, candidates, rules, touched_paths, budget, listed_anyway):
