@@ -85,7 +85,7 @@ def test_pins_definitions_and_an_absent_symbol_reach_the_pack(replica, pr_path, 
     pack = json.loads(digest.with_suffix(".json").read_text(encoding="utf-8"))
     absent = [flag for flag in pack["flags"] if flag["code"] == "UPSTREAM-SYMBOL-ABSENT"]
     assert [(flag["path"], flag["line"]) for flag in absent] == [("vllm/layer.py", 6)]
-    assert pack["meta"]["upstream"].startswith("definitions fetched at the pinned refs")
+    assert pack["meta"]["upstream"].startswith("definitions read at the pinned refs")
 
 
 def test_a_second_run_costs_no_rate_limit(replica, pr_path, tmp_path, capsys):

@@ -37,6 +37,8 @@ from . import upstream_locate as loc
 from .upstream_uses import find_uses
 
 MAX_SYMBOLS = 40
+# What the per-PR budget saves first: the definitions at the pin, then at a later tag, then below them.
+SAVE_ORDER = ("definition", "later", "kernel", "source", "config")
 NOT_PINNED = "not pinned"
 
 
@@ -65,6 +67,7 @@ def build_pinned_upstream(*, read_base, read_head, added_lines, client, cache_di
     else:
         run = _Run(PinnedFetcher(client, cache_dir), save_root, budget, limits, pins, flags)
         symbols = [run.resolve(use, config["dockerfile"], pin_lines) for use in uses]
+        run.save_pending()
         note = "definitions read at the pinned refs"
         if run.unresolved:
             note += (f"; {run.unresolved} symbol(s) lead outside the Python sources (a compiled extension,"
@@ -175,6 +178,7 @@ class _Run:
         self.fetcher, self.save_root, self.budget, self.limits = fetcher, save_root, budget, limits
         self.pins, self.flags = pins, flags
         self.tags = {}
+        self.pending = []
         self.stopped = None
         self.unresolved = 0
 
@@ -206,22 +210,32 @@ class _Run:
             return _entry(use, pins, "error")
 
     def _details(self, library, ref, found):
-        """Entry fields of a found definition, saving it and the files one level below it."""
+        """Entry fields of a found definition; the files one level below it wait to be saved."""
         node = found.node
-        depth = []
+        details = {"repo": found.fetched.repo, "ref": found.fetched.ref, "path": found.fetched.path,
+                   "line": node.lineno, "signature": loc.signature(node), "asserts": loc.checks(node),
+                   "constants": loc.constants(node, found.tree, found.fetched.text),
+                   "reexported_by": found.reexported_by, "saved": None, "depth": []}
         for kind, path in loc.depth_files(self.fetcher, library, ref, found, self.limits):
             fetched = self.fetcher.read(library["repo"], ref, path)
             if fetched is not None:
-                depth.append({"kind": kind, "path": f"{fetched.repo}@{fetched.ref}:{fetched.path}",
-                              "saved": save_fetched(fetched, self.save_root, self.budget)})
-        return {"repo": found.fetched.repo, "ref": found.fetched.ref, "path": found.fetched.path,
-                "line": node.lineno, "signature": loc.signature(node), "asserts": loc.checks(node),
-                "constants": loc.constants(node, found.tree, found.fetched.text),
-                "reexported_by": found.reexported_by,
-                "saved": save_fetched(found.fetched, self.save_root, self.budget), "depth": depth}
+                item = {"kind": kind, "path": f"{fetched.repo}@{fetched.ref}:{fetched.path}", "saved": None}
+                details["depth"].append(item)
+                self._queue(kind, fetched, item)
+        return details
+
+    def _queue(self, kind, fetched, holder):
+        self.pending.append((SAVE_ORDER.index(kind), len(self.pending), fetched, holder))
+
+    def save_pending(self):
+        """Save what the lookups found, pinned definitions first, until the budget is spent."""
+        for _, _, fetched, holder in sorted(self.pending, key=lambda item: item[:2]):
+            holder["saved"] = save_fetched(fetched, self.save_root, self.budget)
 
     def _found(self, use, ref, found):
-        return _entry(use, self.pins, "found", **self._details(use.library, ref, found))
+        entry = _entry(use, self.pins, "found", **self._details(use.library, ref, found))
+        self._queue("definition", found.fetched, entry)
+        return entry
 
     def _absent(self, use, ref):
         library = use.library
@@ -237,9 +251,9 @@ class _Run:
         first_tag = None
         if later is not None:
             tag, found = later
-            details = self._details(library, tag, found)
-            first_tag = {"tag": tag, "path": details["path"], "line": details["line"],
-                         "signature": details["signature"], "saved": details["saved"]}
+            first_tag = {"tag": tag, "path": found.fetched.path, "line": found.node.lineno,
+                         "signature": loc.signature(found.node), "saved": None}
+            self._queue("later", found.fetched, first_tag)
         called_path, _, called_line = use.called_at.rpartition(":")
         self.flags.append({"code": "UPSTREAM-SYMBOL-ABSENT", "path": called_path, "line": int(called_line),
                            "message": absent_message(use, repo, ref, first_tag, self.tags[repo] is not None)})
@@ -312,7 +326,7 @@ def _saved_lines(section):
     for path in saved:
         parts = Path(path).relative_to(root).parts
         groups.setdefault("/".join(parts[:2]), []).append("/".join(parts[2:]))
-    lines += [f"  {where}: {', '.join(paths)}" for where, paths in groups.items()]
+    lines += [f"  {where}: {', '.join(paths)}" for where, paths in sorted(groups.items())]
     cut = section.get("cut_files") or []
     if cut:
         lines.append(f"  not saved (over the per-PR budget): {len(cut)}: " + ", ".join(cut[:4]) + (" …" if len(cut) > 4 else ""))

@@ -210,9 +210,9 @@ def depth_files(fetcher, library, ref, found, settings):
 
 
 def _called_names(node):
-    """Names the definition calls directly: ``f(...)`` and ``kernel[grid](...)``."""
+    """Names the definition's body calls directly: ``f(...)`` and ``kernel[grid](...)`` (not its decorators)."""
     names = set()
-    for child in ast.walk(node):
+    for child in (item for statement in getattr(node, "body", []) for item in ast.walk(statement)):
         if isinstance(child, ast.Call):
             func = child.func.value if isinstance(child.func, ast.Subscript) else child.func
             if isinstance(func, ast.Name):
