@@ -245,3 +245,36 @@ def _store(path, data):
         write_atomic(path, data)
     except OSError:
         pass  # an unwritable cache only costs requests next time
+
+
+class CitationTrees:
+    """What the report checker knows of a cited ``repo@ref``: the tree a pack cached, and a
+    file's line count, from the blob cache or, when ``client_factory`` is given (not offline),
+    fetched on demand through the same cached client."""
+
+    def __init__(self, cache_dir, client_factory=None):
+        self.cache_dir = Path(cache_dir)
+        self.stored = StoredTrees(cache_dir)
+        self.client_factory = client_factory
+        self._fetcher = None
+
+    def tree(self, repo, ref):
+        return self.stored.tree(repo, ref)
+
+    def line_count(self, repo, ref, path):
+        """Lines of the file, or None when it cannot be read without the network (or at all)."""
+        tree = self.tree(repo, ref)
+        entry = (tree or {}).get(path)
+        if entry is None or entry.get("type") != "blob":
+            return None
+        data = self.stored.blob(entry["sha"])
+        if data is None and self.client_factory is not None:
+            if self._fetcher is None:
+                self._fetcher = PinnedFetcher(self.client_factory(), self.cache_dir)
+            self._fetcher.trees[(repo, ref)] = tree  # already known: no tree request
+            try:
+                fetched = self._fetcher.read(repo, ref, path)
+            except (GitHubError, RefMissing):
+                return None
+            data = fetched.data if fetched else None
+        return None if data is None else len(data.decode("utf-8", errors="replace").splitlines())
