@@ -23,7 +23,7 @@ from .upstream_uses import attribute_chain
 from .upstream_uses import library_module
 from .upstream_uses import parse
 
-MAX_FILES_PER_SYMBOL = 16
+MAX_FILES_PER_SYMBOL = 64  # a package `__init__` star-imports some 40 op modules
 MAX_CHECKS = 12
 MAX_CONSTANTS = 10
 MAX_LINE_CHARS = 200
@@ -180,11 +180,15 @@ def definition(tree, name):
 
 
 def depth_files(fetcher, library, ref, found, settings):
-    """``[(kind, path)]`` one level below a definition: kernel modules, config JSON, C++/HIP sources."""
+    """``[(kind, path)]`` one level below a definition: kernel modules, config JSON, C++/HIP sources.
+
+    A kernel module is a library module the definition launches a kernel from (``name[grid](...)``)
+    or calls into from a folder named for kernels (``_triton_kernels/``); a utility it calls is not.
+    """
     repo = library["repo"]
     tree = fetcher.tree(repo, ref)
     roots = {library["module"]: library}
-    called = _called_names(found.node)
+    called, launched = _called_names(found.node)
     kernels, strings = [], _strings(found.node)
     package = _package_of(library, found.fetched.path)
     for statement in top_level(found.tree.body):
@@ -195,7 +199,8 @@ def depth_files(fetcher, library, ref, found, settings):
         if not used or source is None or not library_module(source, roots):
             continue
         path = next((candidate for candidate in module_files(library, source) if candidate in tree), None)
-        if path and path != found.fetched.path and path not in kernels:
+        is_kernel = any(name in launched for name in used) or "kernel" in (path or "").rsplit("/", 1)[0]
+        if path and is_kernel and path != found.fetched.path and path not in kernels:
             kernels.append(path)
             kernel = fetcher.read(repo, ref, path)
             kernel_tree = parse(kernel.text) if kernel else None
@@ -205,19 +210,27 @@ def depth_files(fetcher, library, ref, found, settings):
     kernels = kernels[:settings["kernel_modules_per_definition"]]
     files = [("kernel", path) for path in kernels]
     files += [("config", path) for path in _config_files(tree, strings)[:settings["configs_per_definition"]]]
-    files += [("source", path) for path in _compiled_sources(fetcher, repo, ref, found.node, settings)]
+    # a compiled op: the definition itself, or the same-module functions it calls (`gemm_a8w8_CK` -> `gemm_a8w8_ck`)
+    compiled = [found.node] + [node for node in (definition(found.tree, name) for name in sorted(called)) if node]
+    sources = []
+    for node in compiled:
+        sources += [path for path in _compiled_sources(fetcher, repo, ref, node, settings) if path not in sources]
+    files += [("source", path) for path in sources[:settings["sources_per_op"]]]
     return files
 
 
 def _called_names(node):
-    """Names the definition's body calls directly: ``f(...)`` and ``kernel[grid](...)`` (not its decorators)."""
-    names = set()
+    """``(called, launched)``: names the body calls (``f(...)``) and launches (``kernel[grid](...)``),
+    decorators left out."""
+    called, launched = set(), set()
     for child in (item for statement in getattr(node, "body", []) for item in ast.walk(statement)):
         if isinstance(child, ast.Call):
             func = child.func.value if isinstance(child.func, ast.Subscript) else child.func
             if isinstance(func, ast.Name):
-                names.add(func.id)
-    return names
+                called.add(func.id)
+                if isinstance(child.func, ast.Subscript):
+                    launched.add(func.id)
+    return called, launched
 
 
 def _strings(node):
