@@ -9,8 +9,9 @@ for ROCm/aiter (git trees, contents, commits, tag list) by reading AITER_GIT_DIR
 with git; any other repository answers 404. Each case's PR document is built from the shared
 cases with meta.checkout in VLLM_CLONE, and the pack is built as scripts/context_pack.py builds
 it, twice with one cache. Prints per case: AITER names looked up, definitions resolved, files
-saved, requests and rate-limit units of the first run, and the second run's units; then, per
-definition, where it is and what lies below it.
+saved, the ROCm/aiter requests and rate-limit units (answers other than 304) the server saw in
+the first run, and the same for the second run; then, per name, where it is defined and what
+lies below it. ROCm/mori is not served: its lookups 404 and are not counted.
 """
 
 import argparse
@@ -84,17 +85,21 @@ class LocalGitRepo:
         return {"sha": full.strip()}
 
 
-def run_case(number, clone, api_url, cache, out_dir):
+def run_case(number, clone, replica, cache, out_dir):
+    """Two packs with one cache: ``[(section, aiter requests, aiter units), ...]`` counted at the server."""
     document = checkout_document(number, clone)
     if document is None:
         raise SystemExit(f"error: {clone} lacks the merge commit of #{number}; pick a clone that has it")
     surface = load_surface()
     runs = []
     for _ in range(2):
-        client = GitHubClient(api_url=api_url, cache_dir=cache / "http")
+        logged = len(replica.log)
+        client = GitHubClient(api_url=replica.api_url, cache_dir=cache / "http")
         upstream = {"client": client, "cache_dir": cache / "upstream", "save_root": out_dir / f"pr-{number}-upstream",
                     "offline": False}
-        runs.append(build_pack(document, clone, surface["context_pack"], surface, upstream)["upstream"])
+        section = build_pack(document, clone, surface["context_pack"], surface, upstream)["upstream"]
+        seen = [entry for entry in replica.log[logged:] if entry.path.startswith(f"/repos/{AITER}/")]
+        runs.append((section, len(seen), sum(1 for entry in seen if entry.status != 304)))
     return runs
 
 
@@ -111,22 +116,23 @@ def main(argv=None):
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for number in args.case or DEFAULT_CASES:
-                first, second = run_case(number, args.clone, replica.api_url, Path(scratch) / f"cache-{number}",
+                first, second = run_case(number, args.clone, replica, Path(scratch) / f"cache-{number}",
                                          Path(scratch) / "outputs")
                 report(number, first, second)
     finally:
         replica.close()
 
 
-def report(number, first, second):
+def report(number, first_run, second_run):
+    first, requests, units = first_run
+    _, second_requests, second_units = second_run
     aiter = [symbol for symbol in first["symbols"] if symbol["repo"].startswith("ROCm/") and
              symbol["symbol"].startswith("aiter")]
     found = [symbol for symbol in aiter if symbol["status"] == "found"]
     pin = first["pins"]["aiter"]
     print(f"#{number}: aiter pin {pin['base']} -> {pin['head']}; {len(aiter)} AITER names, {len(found)} definitions "
-          f"resolved, {len(first['saved_files'])} files saved ({len(first['cut_files'])} cut); first run "
-          f"{first['requests']} requests, {first['units']} rate-limit units; second run {second['requests']} requests, "
-          f"{second['units']} units")
+          f"resolved, {len(first['saved_files'])} files saved ({len(first['cut_files'])} cut); ROCm/aiter requests "
+          f"{requests}, rate-limit units {units}; second run {second_requests} requests, {second_units} units")
     for symbol in aiter:
         where = (f"{symbol['path']}:{symbol['line']}" if symbol["status"] == "found" else symbol["status"])
         later = f" first in {symbol['first_tag']['tag']}" if symbol.get("first_tag") else ""
