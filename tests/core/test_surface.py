@@ -166,6 +166,10 @@ def broken(surface, edit):
         (lambda d: d["context_pack"]["ci"].update(default_working_dir="/elsewhere"),
          "context_pack.ci.working_dirs must be a mapping that holds default_working_dir"),
         (lambda d: d["context_pack"].pop("callers_per_symbol"), "context_pack lacks callers_per_symbol"),
+        (lambda d: d["context_pack"]["upstream"].update(max_files=0),
+         "context_pack.upstream.max_files must be a positive integer"),
+        (lambda d: d["context_pack"]["upstream"]["compiled_ops"][0].update(build_config="/jit/config.json"),
+         "context_pack.upstream.compiled_ops[0].build_config '/jit/config.json' must be a repository-relative"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):
