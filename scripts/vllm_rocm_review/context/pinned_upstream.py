@@ -304,7 +304,9 @@ def render_pinned_upstream(section):
             lines.append(f"{head}: {symbol['status'].upper()} at {where}")
             continue
         lines.append(head)
-        lines.append(f"  {symbol['repo']}@{symbol['ref']}:{symbol['path']}:{symbol['line']}  {symbol['signature']}")
+        reexported = f" (re-exported at {', '.join(symbol['reexported_by'])})" if symbol.get("reexported_by") else ""
+        lines.append(f"  {symbol['repo']}@{symbol['ref']}:{symbol['path']}:{symbol['line']}{reexported}  "
+                     f"{symbol['signature']}")
         if symbol["asserts"]:
             lines.append("  checks: " + " | ".join(symbol["asserts"]))
         if symbol["constants"]:

@@ -7,7 +7,7 @@ URL. The cited file is checked, in this order, against:
 2. the whole tree at REF that the pack cached (``trees``, an upstream.pinned_fetch.CitationTrees):
    a path in it is fine; a line number is checked against the file, read from the blob cache or
    fetched on demand (not with --offline: then the line is left unchecked, with a note);
-3. neither: a note, never a warning.
+3. neither (or a path inside a git submodule): a note, never a warning.
 
 A path that is not in the tree at REF is a warning naming the nearest real path.
 """
@@ -95,7 +95,9 @@ def _check_one(number, repo, ref, path, line_number, upstream_dir, trees, seen):
                         "nothing to fix; context_pack.py caches the trees of the refs vLLM pins")]
     entry = tree.get(path)
     if entry is None and _in_submodule(tree, path):
-        return []  # inside a submodule (AITER's 3rdparty/composable_kernel): its own tree is not cached here
+        return [Finding(LEVEL_NOTE, number, "UPSTREAM-UNCHECKED",
+                        f"{cited}: inside a git submodule of {repo}@{ref}; its own tree is not checked",
+                        "nothing to fix; the saved copy, when the pack saved one, is under the submodule's name")]
     if entry is None or entry.get("type") != "blob":
         nearest = _nearest(tree, path)
         return [Finding(LEVEL_WARNING, number, "UNKNOWN-UPSTREAM-PATH", f"{path} is not a file at {repo}@{ref}",
