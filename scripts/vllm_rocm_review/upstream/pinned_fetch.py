@@ -77,7 +77,7 @@ class StoredTrees:
         self.cache_dir = Path(cache_dir)
 
     def tree(self, repo, ref):
-        for candidate in (ref, self._full_sha(repo, ref)):
+        for candidate in (ref, self.full_sha(repo, ref)):
             if candidate is None:
                 continue
             try:
@@ -86,7 +86,8 @@ class StoredTrees:
                 continue
         return None
 
-    def _full_sha(self, repo, ref):
+    def full_sha(self, repo, ref):
+        """The full SHA a previous run found for an abbreviated one, or None."""
         try:
             return (self.cache_dir / "commits" / repo / ref).read_text(encoding="ascii").strip()
         except OSError:
@@ -123,7 +124,7 @@ class PinnedFetcher:
         if not SHORT_SHA.match(ref):
             return ref
         if (repo, ref) not in self.commits:
-            full = self.stored._full_sha(repo, ref)
+            full = self.stored.full_sha(repo, ref)
             if full is None:
                 full = self._ask_full_sha(repo, ref)
                 if full != ref:
@@ -161,10 +162,6 @@ class PinnedFetcher:
         _store(stored, json.dumps(tree).encode("utf-8"))
         return tree
 
-    def has(self, repo, ref, path):
-        """Whether ``path`` is a file at ``ref`` (inside a submodule too); raises RefMissing."""
-        return self._locate(repo, ref, path) is not None
-
     def read(self, repo, ref, path):
         """The file at ``path`` (following a submodule entry on the way), or None if absent."""
         found = self._locate(repo, ref, path)
@@ -188,13 +185,13 @@ class PinnedFetcher:
                 continue
             if entry["type"] != "commit":
                 return None
-            target = self.submodule_repo(repo, ref, prefix)
+            target = self._submodule_repo(repo, ref, prefix)
             if target is None:
                 return None
             return self._locate(target, entry["sha"], "/".join(parts[cut:]))
         return None
 
-    def submodule_repo(self, repo, ref, prefix):
+    def _submodule_repo(self, repo, ref, prefix):
         """OWNER/NAME of the submodule at ``prefix``, from ``.gitmodules`` at the ref."""
         gitmodules = self.read(repo, ref, ".gitmodules")
         if gitmodules is None:
