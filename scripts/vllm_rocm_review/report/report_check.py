@@ -14,6 +14,7 @@ structure returning Findings. check_report() runs them all. Checks and codes:
   FINDING-COUNT, UNKNOWN-PATH, BARE-UPSTREAM-PATH, UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE
                                                 warnings (do not fail the check)
   UPSTREAM-UNCHECKED                            notes: said, never counted against the report
+  (the UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE and UPSTREAM-UNCHECKED checks live in upstream_citations.py)
 
 HTML comments (``<!-- … -->``) do not render, so they are not report content: only PLACEHOLDER
 sees them. A section that still holds a ``TODO(agent)`` placeholder is unfinished: its PLACEHOLDER
@@ -30,7 +31,6 @@ from ..core.catalog import CatalogError
 from ..core.catalog import load_catalog
 from . import report_format as fmt
 from .check_finding import LEVEL_ERROR
-from .check_finding import LEVEL_NOTE
 from .check_finding import LEVEL_WARNING
 from .check_finding import LEVELS
 from .check_finding import Finding
