@@ -1,7 +1,8 @@
 """Check a review report against the report contract (SKILL.md step 8).
 
 Usage: python3 scripts/check_report.py REPORT.md [--pr-json PR_JSON] [--repo CLONE | --fetch-tree]
-       [--vllm-tree PATH] [--upstream DIR] [--lang zh|en] [--json] [--token TOKEN] [--api-url URL]
+       [--vllm-tree PATH] [--upstream DIR] [--upstream-cache DIR] [--offline] [--lang zh|en] [--json]
+       [--token TOKEN] [--api-url URL]
 
 Prints one finding per line on stdout, `REPORT.md:LINE: error|warning|note CODE: message — fix: …`,
 and a count line on stderr. Exit 0 when there is no error (warnings allowed), 1 when there is
@@ -13,7 +14,11 @@ the head tree from the git trees API (--fetch-tree), vLLM main's saved tree (--v
 references/upstream/vllm-tree.json). stderr names the tree used. Without --pr-json or
 --vllm-tree there is no path check: a quick lint must not warn about files the PR itself adds.
 Citations of other repositories (OWNER/NAME@REF:PATH[:LINE], github.com blob URLs) are checked
-against the files the context pack saved under --upstream (default: pr-N-upstream beside the report).
+against the files the context pack saved under --upstream (default: pr-N-upstream beside the report),
+else against the whole tree at REF the pack cached (--upstream-cache, the pack's default): a file
+that exists at REF is fine whether or not it was saved; a line number is checked against the file,
+fetched on demand through the cached GitHub client unless --offline. A ref with no cached tree,
+or a line that cannot be read offline, is a note, never a warning.
 """
 
 import argparse
@@ -29,6 +34,7 @@ from vllm_rocm_review.core.cli import say
 from vllm_rocm_review.github.client import NO_TOKEN_WARNING
 from vllm_rocm_review.github.client import GitHubClient
 from vllm_rocm_review.github.client import GitHubError
+from vllm_rocm_review.github.client import default_cache_dir
 from vllm_rocm_review.github.client import discover_token_with_source
 from vllm_rocm_review.github.client import resolve_api_url
 from vllm_rocm_review.report.path_trees import TreeUnavailable
@@ -41,6 +47,7 @@ from vllm_rocm_review.report.report_check import check_report
 from vllm_rocm_review.report.report_check import report_number
 from vllm_rocm_review.core.skill_paths import UPSTREAM_DIR
 from vllm_rocm_review.core.skill_paths import bundle_relative
+from vllm_rocm_review.upstream.pinned_fetch import CitationTrees
 from vllm_rocm_review.upstream.tree_check import TREE_FILE_NAME
 from vllm_rocm_review.upstream.tree_check import is_saved_tree
 
@@ -79,6 +86,11 @@ def build_parser():
                         help="files of other repositories saved by context_pack.py, as DIR/OWNER/NAME@REF/PATH: "
                              "citations like ROCm/aiter@v0.1.10:aiter/ops/quant.py:120 must exist there. "
                              "Default: pr-N-upstream beside the report (N from the report's title)")
+    parser.add_argument("--upstream-cache", type=file_path, default=None, metavar="DIR",
+                        help="the trees and files context_pack.py cached (default: the same as context_pack.py's, "
+                             "the GitHub client's cache directory under upstream/)")
+    parser.add_argument("--offline", action="store_true",
+                        help="send no request: a cited line in a file not yet cached is left unchecked (a note)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
     add_github_options(parser)
     return parser
@@ -96,6 +108,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if (args.repo or args.fetch_tree) and not args.pr_json:
         parser.error(f"{'--repo' if args.repo else '--fetch-tree'} needs --pr-json: the PR's commits come from it")
+    if args.offline and args.fetch_tree:
+        parser.error("--offline sends no request; drop --fetch-tree")
     try:
         text = read_input_text(args.report, "report", "check the path")
         pr_document = load_pr_document(args.pr_json) if args.pr_json else None
@@ -103,8 +117,11 @@ def main(argv=None) -> int:
     except InputError as exc:
         return fail(exc)
     upstream_dir = args.upstream or default_upstream_dir(args.report, pr_document, text)
-    violations = check_report(text, pr_document=pr_document, lang=args.lang, vllm_tree=vllm_tree,
-                              upstream_dir=upstream_dir)
+    try:
+        violations = check_report(text, pr_document=pr_document, lang=args.lang, vllm_tree=vllm_tree,
+                                  upstream_dir=upstream_dir, upstream_trees=citation_trees(args))
+    except InputError as exc:
+        return fail(exc)
     counts = {level: sum(1 for item in violations if item.level == level) for level in (LEVEL_ERROR, LEVEL_WARNING)}
     errors, warnings = counts[LEVEL_ERROR], counts[LEVEL_WARNING]
     notes = len(violations) - errors - warnings
@@ -142,6 +159,12 @@ def choose_vllm_tree(args, pr_document):
     if pr_document is None and args.vllm_tree is None:
         return None
     return load_main_tree(args.vllm_tree)
+
+
+def citation_trees(args):
+    """The cached upstream trees; files are fetched through the client only when needed and not --offline."""
+    cache_dir = args.upstream_cache or default_cache_dir() / "upstream"
+    return CitationTrees(cache_dir, client_factory=None if args.offline else lambda: github_client(args))
 
 
 def github_client(args):

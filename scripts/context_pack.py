@@ -14,9 +14,10 @@ pr-N-code.md beside the digest: each changed definition at head (and base), its 
 twins and called upstream definitions, hunks of C++/CUDA/YAML files, capped at --code-map-lines
 lines with what was cut named at its top. Sections: changed symbols,
 callers at head, twins, env vars, pinned upstream code, CI coverage, custom ops, hot-path
-copies, and flags. The only network use is the pinned AITER/mori definitions (GitHub trees and
-contents API, cached by ETag and blob SHA, so a re-run costs no rate limit), saved under
-pr-N-upstream/ beside the digest; --offline reads the pins only. With only meta.sources, the
+copies, and flags. The only network use is the pinned AITER/mori code the changed functions use
+(GitHub trees, contents and tag-list API, cached by ETag and blob SHA, so a re-run costs no rate
+limit): definitions, the kernel modules, tuned configs and C++ sources one level below them, saved
+under pr-N-upstream/ beside the digest within the per-PR budget; --offline reads the pins only. With only meta.sources, the
 sections that need the whole tree are listed under meta.not_possible. Exit codes: 0 success;
 1 bad input or unusable clone; 2 usage error.
 """

@@ -7,6 +7,8 @@
                                                      git blob SHAs); 404 for an unknown ref
     GET /repos/{o}/{r}/commits/{sha}                 a commit by full or abbreviated SHA: its full
                                                      ``sha``; 422 when no commit matches
+    GET /repos/{o}/{r}/git/matching-refs/tags        every ref put that is not a commit SHA, as
+                                                     ``refs/tags/<ref>`` (one unpaginated list)
     GET /repos/{o}/{r}/contents/{path}?ref={ref}     the file's bytes with the raw media type,
                                                      else GitHub's JSON with base64 content; 404
                                                      "No commit found for the ref" for an unknown
@@ -31,6 +33,7 @@ class RefRepos:
         self.replica = replica
         self.refs = {}  # (repo, ref) -> {path: {"type", "sha", "data"?}}
         base = r"/repos/(?P<repo>[^/]+/[^/]+)"
+        replica.route("GET", base + r"/git/matching-refs/tags", self._tags)
         replica.route("GET", base + r"/git/trees/(?P<ref>[^/]+)", self._tree)
         replica.route("GET", base + r"/contents/(?P<path>.+)", self._contents)
         replica.route("GET", base + r"/commits/(?P<ref>[^/]+)", self._commit)
@@ -62,6 +65,16 @@ class RefRepos:
         root = hashlib.sha1(repr(listed).encode()).hexdigest()
         return {"sha": root, "url": self.replica.url_for(f"/repos/{match.group('repo')}/git/trees/{root}"),
                 "tree": listed, "truncated": False}
+
+    def _tags(self, request, match):
+        repo = match.group("repo")
+        names = sorted(ref for owner, ref in self.refs if owner == repo and not self._is_sha(ref))
+        return [{"ref": f"refs/tags/{name}", "object": {"sha": hashlib.sha1(name.encode()).hexdigest(), "type": "commit"}}
+                for name in names]
+
+    @staticmethod
+    def _is_sha(ref):
+        return len(ref) == 40 and all(char in "0123456789abcdef" for char in ref)
 
     def _commit(self, request, match):
         """A commit by full or abbreviated SHA (GitHub accepts 7+ hex digits), or by ref name."""

@@ -120,7 +120,7 @@ def test_cli_writes_both_files_and_is_deterministic(small_pr_path, tmp_path, cap
     assert context_pack.main([str(small_pr_path), "--offline", "--output", str(digest), "--json"]) == 0
     assert capsys.readouterr().out == first[1]
     assert (digest.read_text(), digest.with_suffix(".json").read_text()) == first
-    assert "pin aiter: ROCm/aiter@not pinned" in first[0]  # the small repo has no ROCm base Dockerfile
+    assert "pin aiter: not pinned" in first[0]  # the small repo has no ROCm base Dockerfile
     assert "OP-ALIASING vllm/ops.py:6" in first[0]
 
 

@@ -78,14 +78,15 @@ def test_pins_definitions_and_an_absent_symbol_reach_the_pack(replica, pr_path, 
     assert code == 0
     text = digest.read_text(encoding="utf-8")
     assert "pin aiter: ROCm/aiter@v0.1.18 -> v0.1.19 (bumped by this PR)" in text
-    assert "ROCm/aiter@v0.1.19:aiter/ops/quant.py:4  def per_token_quant(out, x, scale, eps: float=1e-10)" in text
+    assert ("ROCm/aiter@v0.1.19:aiter/ops/quant.py:4 (re-exported at aiter/__init__.py:1)  "
+            "def per_token_quant(out, x, scale, eps: float=1e-10)") in text
     assert "checks: L5 assert x.dim() == 2, '2-D input only'" in text
     saved = tmp_path / "out" / "pr-7100-upstream" / "ROCm" / "aiter@v0.1.19" / "aiter" / "ops" / "quant.py"
     assert saved.read_text(encoding="utf-8") == QUANT
     pack = json.loads(digest.with_suffix(".json").read_text(encoding="utf-8"))
     absent = [flag for flag in pack["flags"] if flag["code"] == "UPSTREAM-SYMBOL-ABSENT"]
     assert [(flag["path"], flag["line"]) for flag in absent] == [("vllm/layer.py", 6)]
-    assert pack["meta"]["upstream"].startswith("definitions fetched at the pinned refs")
+    assert pack["meta"]["upstream"].startswith("definitions read at the pinned refs")
 
 
 def test_a_second_run_costs_no_rate_limit(replica, pr_path, tmp_path, capsys):

@@ -288,7 +288,7 @@ def test_a_name_from_a_compiled_extension_is_not_called_absent(replica, env, tmp
     assert (status["status"], status["path"], status["line"]) == ("error", "python/mori/cpp/__init__.py", 1)
     assert section["flags"] == []
     assert "1 symbol(s) lead outside the Python sources" in section["note"]
-    assert "- mori.cpp.TransferStatus <- vllm/kv.py:2: ERROR at ROCm/mori@v1.1.0 (imported from outside the Python sources at python/mori/cpp/__init__.py:1)" in render_pinned_upstream(section)
+    assert "- mori.cpp.TransferStatus [added] <- vllm/kv.py:2: ERROR at ROCm/mori@v1.1.0 (imported from outside the Python sources at python/mori/cpp/__init__.py:1)" in render_pinned_upstream(section)
 
 
 MORI_COMMIT = "2d02c6a9" + "e" * 32
@@ -313,10 +313,10 @@ def test_a_second_run_costs_no_rate_limit_units(replica, env, tmp_path):
     first = build(replica, tmp_path, pins=PINNED)
     logged = len(replica.log)
     second = build(replica, tmp_path, pins=PINNED)
-    # two trees; aiter: __init__, quant, gemm_op_a8w8; mori: shmem/__init__, shmem/api
-    assert (first["requests"], first["units"]) == (7, 7)
-    assert (second["requests"], second["units"]) == (2, 0)
-    assert {seen.status for seen in replica.log[logged:]} == {304}  # tree ETags only
+    # two trees; aiter: __init__, quant, gemm_op_a8w8; mori: shmem/__init__, shmem/api; aiter's tags
+    assert (first["requests"], first["units"]) == (8, 8)
+    assert (second["requests"], second["units"]) == (3, 0)
+    assert {seen.status for seen in replica.log[logged:]} == {304}  # tree and tag-list ETags only
     assert second["symbols"] == first["symbols"]
 
 
@@ -349,9 +349,10 @@ def test_offline_sends_nothing_and_says_so(replica, env, tmp_path):
 def test_digest_lines(replica, env, tmp_path):
     lines = render_pinned_upstream(build(replica, tmp_path))
     assert lines[:2] == ["pin aiter: ROCm/aiter@v0.1.18 -> v0.1.19 (bumped by this PR)", "pin mori: ROCm/mori@v9.9.9"]
-    assert f"- aiter.ops.quant.dynamic_per_tensor_quant <- {LAYER_PATH}:7 via rocm_aiter_ops.per_tensor_quant" in lines
+    assert f"- aiter.ops.quant.dynamic_per_tensor_quant [added] <- {LAYER_PATH}:7 via rocm_aiter_ops.per_tensor_quant" in lines
     assert "  ROCm/aiter@v0.1.19:aiter/ops/quant.py:7  def dynamic_per_tensor_quant(out, input, scale, eps: float=1e-10) -> None" in lines
-    assert f"- aiter.ops.quant.brand_new_quant <- {LAYER_PATH}:9: ABSENT-AT-PIN at ROCm/aiter@v0.1.19" in lines
+    assert (f"- aiter.ops.quant.brand_new_quant [added] <- {LAYER_PATH}:9: ABSENT at ROCm/aiter@v0.1.19; "
+            "in no later release tag") in lines
     assert lines[-1].startswith("upstream cost: ")
     assert json.loads(json.dumps(lines)) == lines
 

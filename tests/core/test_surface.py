@@ -171,6 +171,10 @@ def broken(surface, edit):
         (lambda d: d["context_pack"]["code_map"].update(hunk_globs="*.cu"),
          "context_pack.code_map.hunk_globs must be a list of file-name globs"),
         (lambda d: d["context_pack"]["code_map"].pop("hunk_context"), "context_pack.code_map lacks hunk_context"),
+        (lambda d: d["context_pack"]["upstream"].update(max_files=0),
+         "context_pack.upstream.max_files must be a positive integer"),
+        (lambda d: d["context_pack"]["upstream"]["compiled_ops"][0].update(build_config="/jit/config.json"),
+         "context_pack.upstream.compiled_ops[0].build_config '/jit/config.json' must be a repository-relative"),
     ],
 )
 def test_bad_shapes_are_rejected_precisely(surface, edit, expected):

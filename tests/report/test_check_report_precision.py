@@ -133,11 +133,11 @@ def test_other_repository_citation_is_not_a_vllm_path(tmp_path, sentence):
     assert notes == [("note", "UPSTREAM-UNCHECKED", PROBLEM_LINE)]
 
 
-def test_cited_upstream_file_must_exist_in_the_saved_copy(tmp_path):
+def test_a_saved_copy_alone_does_not_make_a_missing_file_a_warning(tmp_path):
+    """Without the tree at the ref, a file the pack did not save may still exist there: a note."""
     text = with_problem("`ROCm/aiter@v0.1.19:aiter/ops/quant_v2.py:12` 中 per_token_quant 的 scale 下限与 vLLM 不同")
-    [warning] = run_checks(text, pr_document=PR, vllm_tree=TREE, upstream_dir=saved_upstream(tmp_path))
-    assert (warning.level, warning.code, warning.line) == ("warning", "UNKNOWN-UPSTREAM-PATH", PROBLEM_LINE)
-    assert warning.message == "aiter/ops/quant_v2.py is not in the saved copy of ROCm/aiter@v0.1.19"
+    [note] = run_checks(text, pr_document=PR, vllm_tree=TREE, upstream_dir=saved_upstream(tmp_path))
+    assert (note.level, note.code, note.line) == ("note", "UPSTREAM-UNCHECKED", PROBLEM_LINE)
 
 
 def test_cited_upstream_line_must_be_within_the_file(tmp_path):
@@ -154,7 +154,8 @@ def test_bare_aiter_path_asks_for_the_explicit_form_instead_of_unknown_path():
     assert warning.fix.startswith("cite it as ROCm/aiter@<ref>:aiter/ops/quant.py")
 
 
-def test_cli_finds_the_saved_upstream_beside_the_report_and_counts_notes(tmp_path, capsys):
+def test_cli_finds_the_saved_upstream_beside_the_report_and_counts_notes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VLLM_ROCM_REVIEW_CACHE", str(tmp_path / "cache"))
     saved_upstream(tmp_path)
     report = tmp_path / "pr-41234-review.md"
     report.write_text(with_problem(f"`{AITER}:120` 与 `ROCm/mori@v1.0:src/ops/dispatch.cpp` 中的 scale 处理不同"),
@@ -162,6 +163,7 @@ def test_cli_finds_the_saved_upstream_beside_the_report_and_counts_notes(tmp_pat
     assert check_report.main([str(report)]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
-        f"{report}:{PROBLEM_LINE}: note UPSTREAM-UNCHECKED: ROCm/mori@v1.0 citations are not checked: no saved copy "
-        f"under {tmp_path / 'pr-41234-upstream'} — fix: nothing to fix; context_pack.py saves the files it fetched there"]
+        f"{report}:{PROBLEM_LINE}: note UPSTREAM-UNCHECKED: ROCm/mori@v1.0 citations are not checked: no cached tree "
+        f"of that ref and no saved copy under {tmp_path / 'pr-41234-upstream'} — fix: nothing to fix; context_pack.py "
+        "caches the trees of the refs vLLM pins"]
     assert captured.err.splitlines()[-1] == f"{report} passes: 0 error(s), 0 warning(s), 1 note(s)"

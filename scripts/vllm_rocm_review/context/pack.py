@@ -55,17 +55,22 @@ def offline_upstream(save_root):
     return {"client": None, "cache_dir": None, "save_root": save_root, "offline": True}
 
 
-def pinned_upstream(ws, upstream):
-    """Section 5: the AITER/mori definitions the added lines call, at the refs vLLM pins.
+def pinned_upstream(ws, upstream, symbols=()):
+    """Section 5: the AITER/mori definitions the changed functions use, at the refs vLLM pins.
 
-    ``upstream`` holds ``client`` (None when offline), ``cache_dir``, ``save_root`` and ``offline``.
+    ``upstream`` holds ``client`` (None when offline), ``cache_dir``, ``save_root`` and ``offline``;
+    ``symbols`` (the changed symbols) give the changed functions whose unchanged calls count too.
     """
     def reader(commit):
         return lambda path: ws.reader.read_many(commit, [path]).get(path) if commit else None
 
     added = [{"path": diff.path, "line": number, "text": text} for diff in ws.diffs for number, text in diff.added]
+    changed_ranges = {}
+    for entry in symbols:
+        if entry["kind"] == "function" and entry["head"]:
+            changed_ranges.setdefault(entry["path"], []).append((entry["head"]["start"], entry["head"]["end"]))
     return build_pinned_upstream(read_base=reader(ws.base), read_head=reader(ws.head), added_lines=added,
-                                 **upstream)
+                                 changed_ranges=changed_ranges, **upstream)
 
 
 def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
@@ -85,7 +90,7 @@ def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
     coverage, ci_flags = ci_coverage(ws) if ws.searchable else (None, [])
     ops, op_flags = custom_ops(ws)
     copies, copy_flags = hot_path_copies(ws)
-    section = pinned_upstream(ws, upstream) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
+    section = pinned_upstream(ws, upstream, symbols) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
     flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
     pr = document["pr"]
     pack = {

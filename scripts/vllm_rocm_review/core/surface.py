@@ -479,9 +479,13 @@ def _validate_upstream_pins(pins):
 
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
-                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "code_map"}
+                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "code_map",
+                     "upstream"}
 CODE_MAP_COUNTS = {"max_lines", "base_in_full_up_to", "diff_context", "twins_with_text", "twin_max_lines",
                    "upstream_max_lines", "hunk_context"}
+UPSTREAM_LIMIT_KEYS = {"max_files", "max_bytes", "kernel_modules_per_definition", "configs_per_definition",
+                       "sources_per_op"}
+COMPILED_OP_KEYS = {"repo", "decorator", "build_config", "path_variables"}
 TWIN_FAMILY_KEYS = {"id", "dir", "why"}
 CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
 
@@ -521,7 +525,8 @@ def _validate_context_pack(section):
             else:
                 problems += [p for index, path in enumerate(ci[key])
                              for p in _path_problems(f"{where}.ci", f"{key}[{index}]", path)]
-    return problems + _code_map_problems(section["code_map"])
+    return (problems + _code_map_problems(section["code_map"])
+            + _upstream_limit_problems(f"{where}.upstream", section["upstream"]))
 
 
 def _code_map_problems(section):
@@ -533,6 +538,25 @@ def _code_map_problems(section):
                  if not isinstance(section[key], int) or isinstance(section[key], bool) or section[key] < 0]
     if not isinstance(section["hunk_globs"], list) or not all(isinstance(g, str) and g for g in section["hunk_globs"]):
         problems.append(f"{where}.hunk_globs must be a list of file-name globs")
+    return problems
+
+
+def _upstream_limit_problems(where, upstream):
+    """``context_pack.upstream``: the per-PR save budget, the probe pattern, the compiled-op rules."""
+    problems = []
+    if not _is_entry(upstream, where, UPSTREAM_LIMIT_KEYS | {"availability_probe", "compiled_ops"}, set(), problems):
+        return problems
+    problems += [f"{where}.{key} must be a positive integer" for key in sorted(UPSTREAM_LIMIT_KEYS)
+                 if not isinstance(upstream[key], int) or upstream[key] < 1]
+    problems += _pattern_problems(where, upstream["availability_probe"], "availability_probe")
+    for index, rule in enumerate(upstream["compiled_ops"] if isinstance(upstream["compiled_ops"], list) else []):
+        here = f"{where}.compiled_ops[{index}]"
+        if _is_entry(rule, here, COMPILED_OP_KEYS, set(), problems):
+            problems += _path_problems(here, "build_config", rule["build_config"])
+            if not isinstance(rule["path_variables"], dict):
+                problems.append(f"{here}.path_variables must be a mapping")
+    if not isinstance(upstream["compiled_ops"], list):
+        problems.append(f"{where}.compiled_ops must be a list")
     return problems
 
 

@@ -91,3 +91,12 @@ def _get_tree(client, repo, tree_sha, recursive):
 
 def _strip(entry):
     return {field: entry[field] for field in ENTRY_FIELDS if field in entry}
+
+
+def tag_names(client, repo):
+    """Every tag name of the repository, in one request (the matching-refs API is not paginated)."""
+    data = client.get_json(f"/repos/{repo}/git/matching-refs/tags")
+    if not isinstance(data, list):
+        raise TreeError(f"GET /repos/{repo}/git/matching-refs/tags: the answer is not a list of refs")
+    return [entry["ref"].removeprefix("refs/tags/") for entry in data
+            if isinstance(entry, dict) and isinstance(entry.get("ref"), str) and entry["ref"].startswith("refs/tags/")]

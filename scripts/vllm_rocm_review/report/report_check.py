@@ -14,6 +14,7 @@ structure returning Findings. check_report() runs them all. Checks and codes:
   FINDING-COUNT, UNKNOWN-PATH, BARE-UPSTREAM-PATH, UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE
                                                 warnings (do not fail the check)
   UPSTREAM-UNCHECKED                            notes: said, never counted against the report
+  (the UNKNOWN-UPSTREAM-PATH, UPSTREAM-LINE and UPSTREAM-UNCHECKED checks live in upstream_citations.py)
 
 HTML comments (``<!-- … -->``) do not render, so they are not report content: only PLACEHOLDER
 sees them. A section that still holds a ``TODO(agent)`` placeholder is unfinished: its PLACEHOLDER
@@ -23,20 +24,20 @@ lines count neither as prose nor as a verdict.
 """
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from ..core.catalog import CatalogError
 from ..core.catalog import load_catalog
-from ..core.surface import SurfaceError
-from ..core.surface import load_surface
 from . import report_format as fmt
+from .check_finding import LEVEL_ERROR
+from .check_finding import LEVEL_WARNING
+from .check_finding import LEVELS
+from .check_finding import Finding
+from .upstream_citations import check_external_citations
+from .upstream_citations import upstream_owners
+from .upstream_citations import without_citations
 
-LEVEL_ERROR = "error"
-LEVEL_WARNING = "warning"
-LEVEL_NOTE = "note"  # said, not counted against the report
-LEVELS = (LEVEL_ERROR, LEVEL_WARNING, LEVEL_NOTE)
 # The one command that saves vLLM main's path list for UNKNOWN-PATH.
 SAVE_VLLM_TREE = "python3 scripts/update_skill.py --check-vllm-tree"
 
@@ -74,12 +75,6 @@ INLINE_CODE = re.compile(r"`[^`]*`")
 URL = re.compile(r"https?://\S+")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 PATH_TOKEN = re.compile(r"(?<![A-Za-z0-9_/.:-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+)(?![A-Za-z0-9_./*{}-])")
-# Another repository, cited the way SKILL.md teaches: ROCm/aiter@v0.1.10:aiter/ops/quant.py[:120].
-EXTERNAL_CITATION = re.compile(r"(?<![\w./-])(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<name>[A-Za-z0-9._-]+)"
-                               r"@(?P<ref>[A-Za-z0-9._-]+):(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*?)"
-                               r"(?::(?P<line>\d+))?(?![\w/.-])")
-BLOB_URL = re.compile(r"https?://github\.com/(?P<owner>[A-Za-z0-9-]+)/(?P<name>[A-Za-z0-9._-]+)/blob/"
-                      r"(?P<ref>[A-Za-z0-9._-]+)/(?P<path>[^\s#?)`>]+)(?:#L(?P<line>\d+)(?:-L\d+)?)?")
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9_]*$")
 EXTENSIONLESS_FILES = ("Dockerfile", "CODEOWNERS", "Makefile", "CMakeLists.txt", "LICENSE")
 # Where a catalog ID is a reference to the catalog: an ID-shaped token (a letter or two and a
@@ -117,23 +112,6 @@ CONTRACT_TOKENS = re.compile(
         *(f"【{kind}】" for kind in fmt.FINDING_TYPES), *fmt.SEVERITY_NAMES.values(), *fmt.VERDICTS,
     ))
 )
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One contract violation: where it is, a stable code, what is wrong and how to fix it."""
-
-    level: str
-    line: int
-    code: str
-    message: str
-    fix: str
-
-    def render(self, report_name):
-        return f"{report_name}:{self.line}: {self.level} {self.code}: {self.message} — fix: {self.fix}"
-
-    def to_dict(self):
-        return asdict(self)
 
 
 @dataclass
@@ -306,10 +284,11 @@ def split_cells(line):
 
 # --- checks ------------------------------------------------------------------
 
-def check_report(text, pr_document=None, lang="zh", vllm_tree=None, upstream_dir=None):
+def check_report(text, pr_document=None, lang="zh", vllm_tree=None, upstream_dir=None, upstream_trees=None):
     """All violations of the report contract, sorted by line (errors, then warnings, then notes on a line).
 
-    ``vllm_tree`` is a path_trees.VllmTree; ``upstream_dir`` holds other repositories' saved files.
+    ``vllm_tree`` is a path_trees.VllmTree; ``upstream_dir`` holds other repositories' saved files;
+    ``upstream_trees`` (an upstream_citations.CitationTrees) their cached trees at the cited refs.
     """
     parsed = parse_report(text)
     found = [
@@ -326,7 +305,7 @@ def check_report(text, pr_document=None, lang="zh", vllm_tree=None, upstream_dir
     if pr_document is not None or vllm_tree is not None:
         found.extend(check_paths(parsed, known_paths(pr_document, vllm_tree.paths if vllm_tree else None),
                                  pr_given=pr_document is not None, tree=vllm_tree))
-    found.extend(check_external_citations(parsed, upstream_dir))
+    found.extend(check_external_citations(parsed.findings, upstream_dir, upstream_trees))
     return sorted(found, key=lambda item: (item.line, LEVELS.index(item.level), item.code))
 
 
@@ -792,71 +771,15 @@ def check_paths(parsed, known, pr_given=True, tree=None):
     return found
 
 
-@lru_cache(maxsize=1)
-def upstream_owners():
-    """Top folder -> repository for the upstream repositories the skill knows (aiter -> ROCm/aiter)."""
-    try:
-        sources = load_surface()["upstream_sources"]
-    except SurfaceError:
-        return {}
-    return {source["repo"].split("/")[1].lower(): source["repo"] for source in sources}
-
-
 def cited_paths(line):
     """vLLM file paths cited in a line: citations of other repositories and URLs are not among them."""
     paths = []
-    for match in PATH_TOKEN.finditer(URL.sub(" ", EXTERNAL_CITATION.sub(" ", line))):
+    for match in PATH_TOKEN.finditer(without_citations(line)):
         path = match.group(1).removeprefix("./").rstrip(".")
         name = path.rsplit("/", 1)[-1]
         if FILE_SUFFIX.search(name) or name.startswith(EXTENSIONLESS_FILES):
             paths.append(path)
     return paths
-
-
-def external_citations(line):
-    """(repo, ref, path, line or None) for each OWNER/NAME@REF:PATH[:LINE] or github.com blob URL in a line."""
-    matches = [*EXTERNAL_CITATION.finditer(line), *BLOB_URL.finditer(line)]
-    return [(f"{match.group('owner')}/{match.group('name')}", match.group("ref"), match.group("path").rstrip("."),
-             int(match.group("line")) if match.group("line") else None) for match in matches]
-
-
-def check_external_citations(parsed, upstream_dir):
-    """Citations of other repositories, against the files the context pack saved for them.
-
-    A repository@ref the pack saved (``upstream_dir/OWNER/NAME@REF/``) must hold the cited file,
-    and the cited line must be within it; one the pack did not save is accepted with a note.
-    """
-    found = []
-    seen = set()
-    for finding in parsed.findings:
-        for number, line in finding.body:
-            for repo, ref, path, line_number in external_citations(line):
-                cited = f"{repo}@{ref}:{path}" + (f":{line_number}" if line_number else "")
-                if cited in seen:
-                    continue
-                seen.add(cited)
-                saved = Path(upstream_dir) / f"{repo}@{ref}" if upstream_dir else None
-                if saved is None or not saved.is_dir():
-                    if f"{repo}@{ref}" not in seen:
-                        seen.add(f"{repo}@{ref}")
-                        found.append(Finding(LEVEL_NOTE, number, "UPSTREAM-UNCHECKED",
-                                             f"{repo}@{ref} citations are not checked: no saved copy"
-                                             + (f" under {upstream_dir}" if upstream_dir else ""),
-                                             "nothing to fix; context_pack.py saves the files it fetched there"))
-                    continue
-                target = saved.joinpath(*path.split("/"))
-                if not target.is_file():
-                    found.append(Finding(LEVEL_WARNING, number, "UNKNOWN-UPSTREAM-PATH",
-                                         f"{path} is not in the saved copy of {repo}@{ref}",
-                                         f"cite a file that exists at {repo}@{ref} (see {saved})"))
-                    continue
-                if line_number:
-                    total = len(target.read_text(encoding="utf-8", errors="replace").splitlines())
-                    if line_number > total:
-                        found.append(Finding(LEVEL_WARNING, number, "UPSTREAM-LINE",
-                                             f"{cited}: the file has {total} lines",
-                                             "cite the line where the code is"))
-    return found
 
 
 def report_number(text):
