@@ -73,6 +73,7 @@ CUDA = '''
         @classmethod
         def set_device(cls, device, backend):
             _warm_up(device)
+            torch.zeros(1, device=device)
             if backend == Backends.FLASH:
                 return cls.pick_flash()
             torch.cuda.set_device(device)
@@ -97,6 +98,7 @@ ROCM = '''
             cache_config = vllm_config.cache_config
             if cache_config.block_size is None:
                 cache_config.block_size = 16
+            cls.update_block_size_for_backend(vllm_config)
 
         @classmethod
         def get_device_name(cls, device_id=0):
@@ -201,9 +203,8 @@ HEAD_FILES = {
         def knob(env):
             return None
         ''',
-    "vllm/platforms/rocm.py": ROCM.replace('''                cache_config.block_size = 16
-''', '''                cache_config.block_size = 16
-            if cache_config.cache_dtype is None:
+    "vllm/platforms/rocm.py": ROCM.replace('''            cls.update_block_size_for_backend(vllm_config)
+''', '''            if cache_config.cache_dtype is None:
                 cache_config.cache_dtype = "auto"
 ''').replace("return _amdsmi_name(device_id)", "return _amdsmi_name(device_id or 0)").replace(
         "            torch.cuda.set_device(device)", "            torch.cuda.set_device(device or 0)"),
@@ -316,21 +317,25 @@ def test_recent_days_is_a_setting(repo):
     assert "vllm/old_fix.py" in {e["path"] for e in result["undone_fixes"]}
 
 
-def test_platform_twin_step_skipped_by_rocm_is_flagged(pack):
+def test_platform_twin_gap_the_pr_opens_is_flagged(pack):
     entry = next(e for e in pack["platform_twins"] if e["method"] == "check_and_update_config")
     assert entry["twin"] == "vllm/platforms/cuda.py:16"
-    assert entry["twin_only"] == ["`update_block_size_for_backend()`"]
+    assert entry["removed_here_twin_keeps"] == ["`update_block_size_for_backend()`"]
     assert entry["added_here_twin_lacks"] == ["`if cache_config.cache_dtype is None`"]
     [found] = flags(pack, "PLATFORM-TWIN-GAP")
     assert (found["path"], found["line"]) == ("vllm/platforms/rocm.py", 12)
-    assert "does `update_block_size_for_backend()` and this method does not" in found["message"]
+    # A step added to the reviewed platform (ROCm) alone is listed, not flagged.
+    assert found["message"] == ("check_and_update_config: the PR removes `update_block_size_for_backend()` here "
+                                "and the twin vllm/platforms/cuda.py:16 keeps it")
 
 
-def test_twins_differing_only_in_vendor_names_dispatch_and_own_helpers_are_not_flagged(pack):
+def test_twins_differing_in_vendor_names_dispatch_own_helpers_or_of_old_are_not_flagged(pack):
     by_method = {e["method"]: e for e in pack["platform_twins"]}
-    # get_device_name calls a vendor helper; set_device's twin adds a dispatch and its own module helper.
-    for method in ("get_device_name", "set_device"):
-        assert (by_method[method]["twin_only"], by_method[method]["added_here_twin_lacks"]) == ([], [])
+    assert [by_method["get_device_name"][key] for key in
+            ("added_here_twin_lacks", "removed_here_twin_keeps", "standing_twin_only")] == [[], [], []]
+    # set_device: the twin's dispatch branch and own helper are left out; its torch.zeros call predates the PR.
+    assert by_method["set_device"]["standing_twin_only"] == ["`torch.zeros()`"]
+    assert (by_method["set_device"]["added_here_twin_lacks"], by_method["set_device"]["removed_here_twin_keeps"]) == ([], [])
     assert len(flags(pack, "PLATFORM-TWIN-GAP")) == 1
 
 

@@ -161,8 +161,9 @@ def _fix(entry):
 
 
 def _platform(entry):
-    gaps = [f"twin only {', '.join(entry['twin_only'])}"] if entry["twin_only"] else []
-    gaps += [f"added here, twin lacks {', '.join(entry['added_here_twin_lacks'])}"] if entry["added_here_twin_lacks"] else []
+    gaps = [f"PR adds, twin lacks {', '.join(entry['added_here_twin_lacks'])}"] if entry["added_here_twin_lacks"] else []
+    gaps += [f"PR removes, twin keeps {', '.join(entry['removed_here_twin_keeps'])}"] if entry["removed_here_twin_keeps"] else []
+    gaps += [f"standing: twin only {', '.join(entry['standing_twin_only'][:3])}"] if entry["standing_twin_only"] else []
     return f"- {entry['path']}:{entry['line']} {entry['method']} vs {entry['twin']}: " + ("; ".join(gaps) or "no step differs")
 
 

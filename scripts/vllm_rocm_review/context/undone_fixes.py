@@ -15,8 +15,8 @@ from .workspace import flag
 
 DAY = 86400
 TRIVIAL = re.compile(r"[\W_]*(\w+[\W_]*)?")  # at most one word: brackets, `else:`, `return`
-# Lines that carry no logic of their own: a string piece, an import, one parameter or argument.
-NOT_LOGIC = re.compile(r"""[rbfu]*["']|(from\s+\S+\s+)?import\s|\*{0,2}\w+(\s*:\s*[^=]+)?(\s*=\s*[^,=]+)?,\s*$""")
+# Lines that carry no logic of their own: a string piece, an import, a log call, one parameter or argument.
+NOT_LOGIC = re.compile(r"""[rbfu]*["']|(from\s+\S+\s+)?import\s|(logger|logging|warnings)\.\w+\(|print\(|\*{0,2}\w+(\s*:\s*[^=]+)?(\s*=\s*[^,=]+)?,\s*$""")
 SPACE = re.compile(r"\s+")
 BLOCK_GAP = 3  # deleted lines closer than this belong to one block
 
@@ -25,6 +25,7 @@ def undone_fixes(ws):
     """(entries, flags): per recent fix commit and file, its deleted lines and whether the PR re-adds them."""
     settings = ws.settings["undone_fixes"]
     fix_subject = re.compile(settings["fix_subject"])
+    not_a_fix = re.compile(settings["ignored_subject"])
     base_time = int(ws.reader.git("show", "-s", "--format=%ct", ws.base).stdout.decode().strip())
     since = base_time - settings["recent_days"] * DAY
     added_in = _AddedIndex(ws.diffs)
@@ -36,19 +37,21 @@ def undone_fixes(ws):
             continue
         by_commit = {}
         for number, commit in _blame(ws.reader, ws.base, base_path, [n for n, _ in removed], since).items():
-            if commit["time"] >= since and fix_subject.search(commit["subject"]):
+            subject = commit["subject"]
+            if commit["time"] >= since and fix_subject.search(subject) and not not_a_fix.search(subject):
                 by_commit.setdefault(commit["sha"], (commit, []))[1].append(number)
         texts = dict(removed)
         for commit, numbers in by_commit.values():
             lines = [{"line": n, "text": texts[n].strip()[:120], "re_added": sorted(added_in.get(texts[n]))}
                      for n in sorted(numbers) if n in texts]
             if lines:
-                entries.append({"path": base_path, "commit": commit["sha"][:8], "subject": commit["subject"],
+                entries.append({"path": base_path, "file_removed": diff.status == "removed",
+                                "commit": commit["sha"][:8], "subject": commit["subject"],
                                 "date": commit["date"],
                                 "moved_to": _moved_to(diff, numbers, added_in, ws.base_defs.get(base_path, [])),
                                 "lines": lines})
     entries.sort(key=lambda e: (-sum(not line["re_added"] for line in e["lines"]), e["path"], e["lines"][0]["line"]))
-    return entries[:settings["max_entries"]], [_flag(entry) for entry in entries if _dropped(entry)]
+    return entries[:settings["max_entries"]], [_flag(entry) for entry in entries if _undone(entry)]
 
 
 def _counts(diff, text):
@@ -147,6 +150,14 @@ def _moved_to(diff, numbers, added_in, base_defs):
 
 def _dropped(entry):
     return [line for line in entry["lines"] if not line["re_added"]]
+
+
+def _undone(entry):
+    """Most of the fix's deleted lines are added nowhere: the fix is gone, not re-wrapped or widened.
+
+    A file the PR deletes without moving the block elsewhere is a feature leaving the tree, not an undone fix.
+    """
+    return 2 * len(_dropped(entry)) > len(entry["lines"]) and (entry["moved_to"] or not entry["file_removed"])
 
 
 def _flag(entry):

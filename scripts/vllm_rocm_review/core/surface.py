@@ -529,9 +529,10 @@ def _pack_facts_problems(where, section):
     """Shape of the undone_fixes, platform_twins and stale_call_sites settings."""
     problems = []
     fixes, twins, stale = section["undone_fixes"], section["platform_twins"], section["stale_call_sites"]
-    if _is_entry(fixes, f"{where}.undone_fixes", {"recent_days", "fix_subject", "skip_prefixes", "max_entries"},
-                 set(), problems):
-        problems += _pattern_problems(f"{where}.undone_fixes", fixes["fix_subject"], "fix_subject")
+    if _is_entry(fixes, f"{where}.undone_fixes", {"recent_days", "fix_subject", "ignored_subject", "skip_prefixes",
+                                                      "max_entries"}, set(), problems):
+        for key in ("fix_subject", "ignored_subject"):
+            problems += _pattern_problems(f"{where}.undone_fixes", fixes[key], key)
     if _is_entry(twins, f"{where}.platform_twins", {"pairs", "vendor_words", "ignored_calls", "max_differences"},
                  set(), problems):
         for key in ("vendor_words", "ignored_calls"):
