@@ -6,6 +6,7 @@ at the base, limited to the deleted line ranges and to the recent past (``--sinc
 fix; a deleted fix line that the PR adds nowhere is a fix the PR may undo.
 """
 
+import ast
 import datetime
 import re
 
@@ -32,7 +33,9 @@ def undone_fixes(ws):
     entries = []
     for diff in ws.diffs:
         base_path = diff.old_path or diff.path
-        removed = [(number, text) for number, text in diff.removed if _counts(diff, text)]
+        in_strings = _string_lines(ws.base_texts.get(base_path))
+        removed = [(number, text) for number, text in diff.removed
+                   if number not in in_strings and _counts(diff, text)]
         if diff.status == "added" or not removed or base_path.startswith(tuple(settings["skip_prefixes"])):
             continue
         by_commit = {}
@@ -58,6 +61,15 @@ def _counts(diff, text):
     """A deleted line that can carry a fix's logic: not blank, a comment, a string piece, an import or one name."""
     stripped = text.strip()
     return not diff.is_comment(text) and not TRIVIAL.fullmatch(stripped) and not NOT_LOGIC.match(stripped)
+
+
+def _string_lines(text):
+    """Line numbers inside multi-line string literals (docstrings) of a Python file; empty otherwise."""
+    tree = sym.parse_python(text) if text else None
+    if tree is None:
+        return set()
+    return {number for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for number in range(node.lineno, node.end_lineno + 1) if node.end_lineno > node.lineno}
 
 
 class _AddedIndex:
