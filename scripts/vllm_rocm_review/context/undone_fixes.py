@@ -16,8 +16,9 @@ from .workspace import flag
 
 DAY = 86400
 TRIVIAL = re.compile(r"[\W_]*(\w+[\W_]*)?")  # at most one word: brackets, `else:`, `return`
-# Lines that carry no logic of their own: a string piece, an import, a log call, one parameter or argument.
-NOT_LOGIC = re.compile(r"""[rbfu]*["']|(from\s+\S+\s+)?import\s|(logger|logging|warnings)\.\w+\(|print\(|\*{0,2}\w+(\s*:\s*[^=]+)?(\s*=\s*[^,=]+)?,\s*$""")
+# Lines that carry no logic of their own: a string piece, an import, a log call, a def or class header
+# (a removed or re-signed function), one parameter or argument.
+NOT_LOGIC = re.compile(r"""[rbfu]*["']|(from\s+\S+\s+)?import\s|((async\s+)?def|class)\s|(logger|logging|warnings)\.\w+\(|print\(|\*{0,2}\w+(\s*:\s*[^=]+)?(\s*=\s*[^,=]+)?,\s*$""")
 SPACE = re.compile(r"\s+")
 BLOCK_GAP = 3  # deleted lines closer than this belong to one block
 
