@@ -131,8 +131,26 @@ BASE_FILES = {
 
         def shift(x, offset=0):
             return x + offset
+
+
+        def pad(x, width):
+            return x
         ''',
     "vllm/ops/__init__.py": "",
+    "vllm/i.py": '''
+        from vllm.ops.scale import pad
+
+
+        def run_i(x):
+            return pad(x, 2)
+        ''',
+    "vllm/j.py": '''
+        from vllm.ops.scale import pad
+
+
+        def run_j(x):
+            return pad(x, 2)
+        ''',
     "vllm/a.py": '''
         from vllm.ops.scale import scale
 
@@ -215,6 +233,17 @@ HEAD_FILES = {
 
         def shift(x, offset=0, wrap=False):
             return x + offset
+
+
+        def pad(x, width, mode):
+            return x
+        ''',
+    "vllm/j.py": '''
+        from vllm.ops.scale import pad
+
+
+        def run_j(x):
+            return pad(x, 2, mode="edge")
         ''',
     "vllm/a.py": '''
         from vllm.ops.scale import scale
@@ -339,22 +368,27 @@ def test_twins_differing_in_vendor_names_dispatch_own_helpers_or_of_old_are_not_
     assert len(flags(pack, "PLATFORM-TWIN-GAP")) == 1
 
 
-def test_stale_call_sites_of_a_swept_parameter(pack):
+def test_call_sites_of_a_swept_parameter_are_counted_and_listed(pack):
     entry = next(e for e in pack["stale_call_sites"] if e["function"] == "scale")
     assert (entry["parameter"], entry["change"]) == ("clamp", "added (default False)")
     # a.py (updated), b.py (module attribute), c.py (positional), f.py (alias); not d.py, e.py or the test
     assert (entry["call_sites"], entry["passing"], entry["updated"]) == (4, 2, 1)
     assert entry["stale_sites"] == ["vllm/b.py:5", "vllm/f.py:5"]
+
+
+def test_a_required_parameter_a_call_omits_is_flagged_and_a_new_default_is_not(pack):
+    entry = next(e for e in pack["stale_call_sites"] if e["function"] == "pad")
+    assert (entry["change"], entry["call_sites"], entry["passing"], entry["stale_sites"]) == (
+        "added (required)", 2, 1, ["vllm/i.py:5"])
     [found] = flags(pack, "CALL-SITE-STALE")
-    assert (found["path"], found["line"]) == ("vllm/ops/scale.py", 1)
-    assert found["message"].startswith("scale: 2 of 4 call site(s) pass `clamp` (added (default False)); "
-                                       "2 outside the diff take the default")
+    assert (found["path"], found["line"]) == ("vllm/ops/scale.py", 9)
+    assert found["message"] == ("pad: 1 of 2 call site(s) pass `mode` (added (required)); 1 outside the diff "
+                                "omit it (now required), e.g. vllm/i.py:5")
 
 
 def test_an_opt_in_parameter_only_new_code_passes_is_listed_not_flagged(pack):
     entry = next(e for e in pack["stale_call_sites"] if e["function"] == "shift")
     assert (entry["call_sites"], entry["passing"], entry["updated"], entry["stale_sites"]) == (2, 1, 0, ["vllm/h.py:5"])
-    assert all("shift" not in f["message"] for f in flags(pack, "CALL-SITE-STALE"))
 
 
 def test_digest_renders_the_three_sections(pack):

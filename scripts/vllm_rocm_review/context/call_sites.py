@@ -1,5 +1,7 @@
 """Stale call sites: calls outside the diff that do not pass a parameter the PR adds or re-defaults.
 
+Every such parameter is listed with its counts; only a now-required one that a call omits is flagged.
+
 The word search finds every line naming the function; ``ast`` then keeps only the calls that
 can be this function: a bare call where the file defines it or imports it from its module, a
 ``module.name()`` call through an import of that module, and for a method an attribute call in
@@ -219,15 +221,16 @@ def _change(parameter):
 
 
 def _worth_flagging(parameter, entry):
-    """A now-required parameter some call omits; or a sweep the PR began (it rewrote an existing call to pass
-    the new parameter) but did not finish. A new opt-in parameter that only new code passes is not flagged."""
-    if not entry["stale_outside_diff"]:
-        return False
-    return parameter["default"] is None or (parameter["change"] == "added" and entry["updated"] >= 1)
+    """A parameter that is now required and that some call outside the diff omits: that call now fails.
+
+    A call left on a new default is listed, not flagged: read over real PRs, most such calls want
+    the default, so the flag would be wrong more often than right.
+    """
+    return bool(entry["stale_outside_diff"]) and parameter["default"] is None
 
 
 def _message(target, parameter, entry):
-    verb = "omit it (now required)" if parameter["default"] is None else "take the default"
+    verb = "omit it (now required)"
     return (f"{target['qualname']}: {entry['passing']} of {entry['call_sites']} call site(s) pass "
             f"`{parameter['name']}` ({entry['change']}); {entry['stale_outside_diff']} outside the diff {verb}, "
             f"e.g. {', '.join(entry['stale_sites'][:2])}")
