@@ -34,7 +34,8 @@ def test_meta_records_the_commits_and_the_absent_upstream_section(pack, small_re
                             "upstream": "not collected"}
     assert pack["upstream"] == {"status": "not collected"}
     assert list(pack) == ["pr", "meta", "symbols", "callers", "twins", "env_vars", "upstream", "ci_coverage",
-                          "custom_ops", "hot_path_copies", "flags", "code_map"]
+                          "custom_ops", "hot_path_copies", "undone_fixes", "platform_twins",
+                          "stale_call_sites", "flags", "code_map"]
     assert pack["code_map"] == {"status": "not built"}
 
 

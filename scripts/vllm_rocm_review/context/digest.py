@@ -34,6 +34,9 @@ def render_digest(pack, json_name, max_lines=DEFAULT_MAX_LINES):
                         for o in pack["custom_ops"]]),
         ("Hot-path copies", [f"- {c['path']}:{c['line']} {c['op']} on {c['tensor'] or 'new tensor'} ({c['role']}) "
                              f"in {c['function']}" for c in pack["hot_path_copies"]]),
+        ("Undone fixes (recent fixes whose lines the PR deletes)", [_fix(e) for e in pack.get("undone_fixes") or []]),
+        ("Platform twins (changed method against its twin)", [_platform(e) for e in pack.get("platform_twins") or []]),
+        ("Call sites of changed parameters", [_call_sites(e) for e in pack.get("stale_call_sites") or []]),
     ]
     sections = [(title, items) for title, items in sections if items]
     budget = max_lines - len(head) - 2 * len(sections)
@@ -156,3 +159,25 @@ def _env(name, info):
 def _coverage(coverage):
     return [f"- {path}: " + ("; ".join(steps[:3]) + (f" (+{len(steps) - 3} more)" if len(steps) > 3 else "")
                              if steps else "NOT run by any AMD step") for path, steps in (coverage or {}).items()]
+
+
+def _fix(entry):
+    dropped = [line for line in entry["lines"] if not line["re_added"]]
+    where = f"; moved to {entry['moved_to']}" if entry["moved_to"] else ""
+    text = (f"- {entry['path']}:{entry['lines'][0]['line']} {entry['commit']} {entry['date']} "
+            f"\"{_clip(entry['subject'], 70)}\": {len(entry['lines']) - len(dropped)} of {len(entry['lines'])} "
+            f"deleted line(s) re-added{where}")
+    return text + (f"; dropped `{_clip(dropped[0]['text'], 60)}`" if dropped else "")
+
+
+def _platform(entry):
+    gaps = [f"PR adds, twin lacks {', '.join(entry['added_here_twin_lacks'])}"] if entry["added_here_twin_lacks"] else []
+    gaps += [f"PR removes, twin keeps {', '.join(entry['removed_here_twin_keeps'])}"] if entry["removed_here_twin_keeps"] else []
+    gaps += [f"standing: twin only {', '.join(entry['standing_twin_only'][:3])}"] if entry["standing_twin_only"] else []
+    return f"- {entry['path']}:{entry['line']} {entry['method']} vs {entry['twin']}: " + ("; ".join(gaps) or "no step differs")
+
+
+def _call_sites(entry):
+    sites = f": {', '.join(entry['stale_sites'][:3])}" if entry["stale_sites"] else ""
+    return (f"- {entry['function']} `{entry['parameter']}` {entry['change']}: {entry['passing']} of "
+            f"{entry['call_sites']} call site(s) pass it; {entry['stale_outside_diff']} outside the diff do not{sites}")

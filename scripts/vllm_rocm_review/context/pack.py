@@ -1,6 +1,7 @@
 """Build the context pack of a PR document from a local clone (or its --sources), and its digest."""
 
 from . import changes
+from .call_sites import stale_call_sites
 from .ci_coverage import ci_coverage
 from .code_map import NOT_BUILT as CODE_MAP_NOT_BUILT
 from .custom_ops import custom_ops
@@ -10,6 +11,8 @@ from .git_reader import SourcesReader
 from .git_reader import resolve_git_dir
 from .hot_path import hot_path_copies
 from .pinned_upstream import build_pinned_upstream
+from .platform_twins import platform_twins
+from .undone_fixes import undone_fixes
 from .workspace import Workspace
 from ..core.diff_parse import diff_from_document
 
@@ -42,7 +45,7 @@ def open_workspace(document, repo, settings, surface):
         reader = SourcesReader(sources["dir"], sources.get("fetched") or [])
         not_possible = [f"{section}: {NO_TREE}" for section in
                         ("base spans and signatures", "callers", "twins", "env-var readers and base registration",
-                         "CI coverage")]
+                         "CI coverage", "undone fixes", "platform twins", "stale call sites")]
         if sources.get("skipped"):
             not_possible.append(f"head files not downloaded: {len(sources['skipped'])}")
         return Workspace(diffs, reader, None, "head", False, settings, surface), "sources", not_possible
@@ -90,8 +93,12 @@ def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
     coverage, ci_flags = ci_coverage(ws) if ws.searchable else (None, [])
     ops, op_flags = custom_ops(ws)
     copies, copy_flags = hot_path_copies(ws)
+    fixes, fix_flags = undone_fixes(ws) if ws.searchable else (None, [])
+    platform, platform_flags = platform_twins(ws, symbols) if ws.searchable else (None, [])
+    stale, stale_flags = stale_call_sites(ws, symbols) if ws.searchable else (None, [])
     section = pinned_upstream(ws, upstream, symbols) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
     flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
+    flags += fix_flags + platform_flags + stale_flags
     pr = document["pr"]
     pack = {
         "pr": {"number": pr["number"], "title": pr["title"]},
@@ -106,6 +113,9 @@ def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
         "ci_coverage": coverage,
         "custom_ops": ops,
         "hot_path_copies": copies,
+        "undone_fixes": fixes,
+        "platform_twins": platform,
+        "stale_call_sites": stale,
         "flags": flags,
     }
     pack["code_map"] = code_map.build(ws, pack) if code_map is not None else {"status": CODE_MAP_NOT_BUILT}

@@ -163,6 +163,9 @@ def iter_surface_paths(surface):
     for key in ("amd_files", "mirrored_files"):
         for path in (pack.get("ci") or {}).get(key) or []:
             yield "context_pack", {"path": path}
+    for pair in (pack.get("platform_twins") or {}).get("pairs") or []:
+        for path in pair:
+            yield "context_pack", {"path": path}
 
 
 def check_surface_paths(surface, tree_paths):
@@ -480,7 +483,7 @@ def _validate_upstream_pins(pins):
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
                      "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "code_map",
-                     "upstream"}
+                     "upstream", "undone_fixes", "platform_twins", "stale_call_sites"}
 CODE_MAP_COUNTS = {"max_lines", "base_in_full_up_to", "diff_context", "twins_with_text", "twin_max_lines",
                    "upstream_max_lines", "hunk_context"}
 UPSTREAM_LIMIT_KEYS = {"max_files", "max_bytes", "kernel_modules_per_definition", "configs_per_definition",
@@ -515,6 +518,7 @@ def _validate_context_pack(section):
     for key in ("callers_per_symbol", "readers_per_variable"):
         if not isinstance(section[key], int) or section[key] < 1:
             problems.append(f"{where}.{key} must be a positive integer")
+    problems += _pack_facts_problems(where, section)
     ci = section["ci"]
     if _is_entry(ci, f"{where}.ci", CI_KEYS, set(), problems):
         if not isinstance(ci["working_dirs"], dict) or ci["default_working_dir"] not in ci["working_dirs"]:
@@ -557,6 +561,33 @@ def _upstream_limit_problems(where, upstream):
                 problems.append(f"{here}.path_variables must be a mapping")
     if not isinstance(upstream["compiled_ops"], list):
         problems.append(f"{where}.compiled_ops must be a list")
+    return problems
+
+
+def _pack_facts_problems(where, section):
+    """Shape of the undone_fixes, platform_twins and stale_call_sites settings."""
+    problems = []
+    fixes, twins, stale = section["undone_fixes"], section["platform_twins"], section["stale_call_sites"]
+    if _is_entry(fixes, f"{where}.undone_fixes", {"recent_days", "fix_subject", "ignored_subject", "skip_prefixes",
+                                                      "max_entries"}, set(), problems):
+        for key in ("fix_subject", "ignored_subject"):
+            problems += _pattern_problems(f"{where}.undone_fixes", fixes[key], key)
+    if _is_entry(twins, f"{where}.platform_twins", {"pairs", "vendor_words", "ignored_calls", "max_differences"},
+                 set(), problems):
+        for key in ("vendor_words", "ignored_calls"):
+            problems += _pattern_problems(f"{where}.platform_twins", twins[key], key)
+        for index, pair in enumerate(twins["pairs"] if isinstance(twins["pairs"], list) else [None]):
+            if not isinstance(pair, list) or len(pair) != 2:
+                problems.append(f"{where}.platform_twins.pairs[{index}] must be a list of two paths")
+            else:
+                problems += [p for path in pair for p in _path_problems(f"{where}.platform_twins", f"pairs[{index}]", path)]
+    _is_entry(stale, f"{where}.stale_call_sites", {"max_files", "max_entries", "sites_shown"}, set(), problems)
+    numbers = [(f"undone_fixes.{k}", (fixes or {}).get(k)) for k in ("recent_days", "max_entries")]
+    numbers += [("platform_twins.max_differences", (twins or {}).get("max_differences"))]
+    numbers += [(f"stale_call_sites.{k}", (stale or {}).get(k)) for k in ("max_files", "max_entries", "sites_shown")]
+    problems += [f"{where}.{key} must be a positive integer" for key, value in numbers
+                 if isinstance(fixes, dict) and isinstance(twins, dict) and isinstance(stale, dict)
+                 and (not isinstance(value, int) or value < 1)]
     return problems
 
 
