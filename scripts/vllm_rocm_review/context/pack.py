@@ -84,6 +84,7 @@ def build_pack(document, repo, settings, surface, upstream=None):
     copies, copy_flags = hot_path_copies(ws)
     section = pinned_upstream(ws, upstream) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
     flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
+    flags = [found for found in flags if found["code"] not in settings["flags_off"]]
     pr = document["pr"]
     return {
         "pr": {"number": pr["number"], "title": pr["title"]},

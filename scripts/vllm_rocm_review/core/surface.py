@@ -477,8 +477,9 @@ def _validate_upstream_pins(pins):
 
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
-                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci"}
-TWIN_FAMILY_KEYS = {"id", "dir", "why"}
+                     "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "twin_flags_max",
+                     "flags_off"}
+TWIN_FAMILY_KEYS = {"id", "dir", "why", "contracts"}
 CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
 
 
@@ -493,6 +494,9 @@ def _validate_context_pack(section):
         here = f"{where}.twin_families[{index}]"
         if _is_entry(family, here, TWIN_FAMILY_KEYS, set(), problems):
             problems += _id_problems(here, family["id"], seen) + _path_problems(here, "dir", family["dir"])
+            if not isinstance(family["contracts"], list) or not all(
+                    isinstance(name, str) and IDENTIFIER.match(name) for name in family["contracts"]):
+                problems.append(f"{here}.contracts must be a list of class names")
     if not isinstance(section["twin_families"], list):
         problems.append(f"{where}.twin_families must be a list")
     for key in ("capability_name", "env_name", "hot_entry", "accumulator_names"):
@@ -504,7 +508,9 @@ def _validate_context_pack(section):
             if isinstance(entry["pattern"], str) and not all(
                     group in entry["pattern"] for group in ("(?P<name>", "(?P<value>")):
                 problems.append(f"{here}.pattern must capture (?P<name>...) and (?P<value>...)")
-    for key in ("callers_per_symbol", "readers_per_variable"):
+    if not isinstance(section["flags_off"], list) or not all(isinstance(code, str) for code in section["flags_off"]):
+        problems.append(f"{where}.flags_off must be a list of flag codes")
+    for key in ("callers_per_symbol", "readers_per_variable", "twin_flags_max"):
         if not isinstance(section[key], int) or section[key] < 1:
             problems.append(f"{where}.{key} must be a positive integer")
     ci = section["ci"]
