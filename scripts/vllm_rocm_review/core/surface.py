@@ -480,7 +480,7 @@ CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets",
                      "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "twin_flags_max",
                      "flags_off"}
 TWIN_FAMILY_KEYS = {"id", "dir", "why", "contracts"}
-CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
+CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "mirror_hardwares_key", "default_working_dir", "working_dirs"}
 
 
 def _validate_context_pack(section):
