@@ -2,7 +2,7 @@
 
 Only copies (``.contiguous()``, ``.clone()``, ``.to(``) and zero-filled allocations are flagged: an
 uninitialised ``torch.empty`` output buffer is what every kernel wrapper makes and costs no pass over
-memory, so it is listed, not flagged. Lines the diff only moves (the same statement is removed in
+memory, so it is listed, not flagged. A file the PR adds has no forward path to slow down. Lines the diff only moves (the same statement is removed in
 the file), fake implementations (shape functions for torch.compile, never run on data) and
 ``.contiguous()`` of a tensor the function has just computed (already contiguous, a no-op) are skipped.
 """
@@ -30,7 +30,7 @@ def hot_path_copies(ws):
     accumulators = re.compile(ws.settings["accumulator_names"])
     entries, flags = [], []
     for diff in ws.diffs:
-        if not is_product_code(diff.path) or diff.path not in ws.head_trees:
+        if not is_product_code(diff.path) or diff.path not in ws.head_trees or diff.status == "added":
             continue
         defs = [d for d in ws.head_defs[diff.path] if d.kind == "function"]
         tree = ws.head_trees[diff.path]

@@ -6,6 +6,7 @@ from .custom_ops import custom_ops
 from .env_vars import env_vars
 from .git_reader import CommitReader
 from .git_reader import SourcesReader
+from .hazards import hazards
 from .git_reader import resolve_git_dir
 from .hot_path import hot_path_copies
 from .pinned_upstream import build_pinned_upstream
@@ -82,8 +83,10 @@ def build_pack(document, repo, settings, surface, upstream=None):
     coverage, ci_flags = ci_coverage(ws) if ws.searchable else (None, [])
     ops, op_flags = custom_ops(ws)
     copies, copy_flags = hot_path_copies(ws)
+    hazard_flags = hazards(ws)
     section = pinned_upstream(ws, upstream) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
-    flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
+    flags = (env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + hazard_flags
+             + section.get("flags", []))
     flags = [found for found in flags if found["code"] not in settings["flags_off"]]
     pr = document["pr"]
     return {

@@ -478,7 +478,9 @@ def _validate_upstream_pins(pins):
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
                      "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "twin_flags_max",
-                     "flags_off"}
+                     "flags_off", "hazards"}
+HAZARD_KEYS = {"platform_modules", "platform_specific_paths", "widened_guards", "cache_decorators", "stream",
+               "ci_files", "commented_command", "cmake_file", "cuda_only_guard", "bindings_file"}
 TWIN_FAMILY_KEYS = {"id", "dir", "why", "contracts"}
 CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "mirror_hardwares_key", "default_working_dir", "working_dirs"}
 
@@ -513,6 +515,15 @@ def _validate_context_pack(section):
     for key in ("callers_per_symbol", "readers_per_variable", "twin_flags_max"):
         if not isinstance(section[key], int) or section[key] < 1:
             problems.append(f"{where}.{key} must be a positive integer")
+    hazards = section["hazards"]
+    if _is_entry(hazards, f"{where}.hazards", HAZARD_KEYS, set(), problems):
+        for key in ("commented_command", "cuda_only_guard"):
+            problems += _pattern_problems(f"{where}.hazards", hazards[key], key)
+        if not isinstance(hazards["widened_guards"], dict) or not all(
+                isinstance(narrower, list) for narrower in hazards["widened_guards"].values()):
+            problems.append(f"{where}.hazards.widened_guards must map a guard to the list of guards it widens")
+        if not isinstance(hazards["stream"], dict) or {"call", "helper", "helper_modules"} - hazards["stream"].keys():
+            problems.append(f"{where}.hazards.stream needs call, helper and helper_modules")
     ci = section["ci"]
     if _is_entry(ci, f"{where}.ci", CI_KEYS, set(), problems):
         if not isinstance(ci["working_dirs"], dict) or ci["default_working_dir"] not in ci["working_dirs"]:
