@@ -44,13 +44,13 @@ BASE_FILES = {
         }
         ''',
     "vllm/v1/attention/backends/alpha.py": '''
-        class AlphaBackend:
+        class AlphaBackend(AttentionBackend):
             @staticmethod
             def get_kv_cache_shape(num_blocks, block_size):
                 return (2, num_blocks, block_size)
         ''',
     "vllm/v1/attention/backends/beta.py": '''
-        class BetaBackend:
+        class BetaBackend(AttentionBackend):
             supports_sinks = False
 
             @staticmethod
@@ -58,7 +58,7 @@ BASE_FILES = {
                 return (2, num_blocks, block_size)
         ''',
     "vllm/v1/attention/backends/gamma.py": '''
-        class GammaBackend:
+        class GammaBackend(AttentionBackend):
             @staticmethod
             def get_kv_cache_shape(num_blocks, block_size):
                 return (num_blocks, 2, block_size)
@@ -146,13 +146,13 @@ HEAD_CHANGES = {
         }
         ''',
     "vllm/v1/attention/backends/alpha.py": '''
-        class AlphaBackend:
+        class AlphaBackend(AttentionBackend):
             @staticmethod
             def get_kv_cache_shape(num_blocks, block_size, cache_layout="NHD"):
                 return (num_blocks, 2, block_size)
         ''',
     "vllm/v1/attention/backends/beta.py": '''
-        class BetaBackend:
+        class BetaBackend(AttentionBackend):
             supports_sinks = True
 
             @staticmethod

@@ -74,8 +74,12 @@ def test_capability_set_true_without_code(pack):
     assert flags(pack, "CAPABILITY-UNIMPLEMENTED") == [("vllm/v1/attention/backends/beta.py", 2)]
 
 
-def test_env_var_flags(pack):
-    assert flags(pack, "ENV-REDUNDANT-DEFAULT") == [("tests/kernels/test_alpha.py", 2)]
+def test_env_var_flags(pack, small_repo):
+    assert flags(pack, "ENV-REDUNDANT-DEFAULT") == []  # off by default (flags_off): tests pin defaults on purpose
+    root, base, head = small_repo
+    every_code = {**SURFACE["context_pack"], "flags_off": []}
+    assert flags(build_pack(pr_document(root, base, head, 7001), None, every_code, SURFACE),
+                 "ENV-REDUNDANT-DEFAULT") == [("tests/kernels/test_alpha.py", 2)]
     assert flags(pack, "ENV-UNREGISTERED") == [("vllm/user.py", 6)]
     assert flags(pack, "ENV-REMOVED") == [("vllm/envs.py", None)]
     assert flags(pack, "ENV-DEFAULT-CHANGED") == [("vllm/envs.py", 10)]
@@ -160,8 +164,7 @@ def test_sources_only_says_what_was_not_possible(small_repo, tmp_path):
     assert result["meta"]["mode"] == "sources"
     assert "callers: no checkout at head" in result["meta"]["not_possible"]
     assert result["callers"] is None and result["ci_coverage"] is None
-    assert {f["code"] for f in result["flags"]} == {"OP-ALIASING", "HOT-PATH-COPY", "ENV-UNREGISTERED",
-                                                    "ENV-REDUNDANT-DEFAULT"}
+    assert {f["code"] for f in result["flags"]} == {"OP-ALIASING", "HOT-PATH-COPY", "ENV-UNREGISTERED"}
 
 
 def test_bare_clone_works_like_the_work_tree(small_repo, tmp_path, pack):

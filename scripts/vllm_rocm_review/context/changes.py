@@ -96,7 +96,14 @@ def callers(ws, symbols):
 
 
 def twins(ws, symbols):
-    """Same-named methods and class attributes across each twin family, and the flags they raise."""
+    """Same-named methods and class attributes in sibling classes of each twin family, and the flags they raise.
+
+    A twin is the same name in a class that shares one of the family's ``contracts`` (interface base
+    classes) with the changed class: unrelated classes that happen to share a name are not twins.
+    TWIN-DIVERGES is raised for methods only, when the PR changes a method's signature and leaves
+    twins alone, or changes it in two or more members and leaves it alone in a file it also edits.
+    At most ``twin_flags_max`` flags, most telling first, each naming at most that many twins.
+    """
     families = ws.settings["twin_families"]
     members = {}
     for entry in symbols:
@@ -116,26 +123,92 @@ def twins(ws, symbols):
         match = re.match(pattern, text)
         name = match.group(3) or match.group(4)
         definers.setdefault(name, []).append((path, line))
-    result, flags = [], []
+    classes = _family_classes(ws, dirs)
+    touched_files = {diff.path for diff in ws.diffs}
+    limit = ws.settings["twin_flags_max"]
+    result, ranked = [], []
     for (family_id, name), entries in sorted(members.items()):
-        family_dir = next(f["dir"] for f in families if f["id"] == family_id)
+        family = next(f for f in families if f["id"] == family_id)
+        contracts = set(family.get("contracts") or [])
+        owned = {_owner(e["qualname"]) for e in entries}
+        shared = set().union(*(_ancestors(classes, owner) & contracts for owner in owned))
+        entries = [e for e in entries if _ancestors(classes, _owner(e["qualname"])) & shared]
         changed = sorted({e["path"] for e in entries})
-        others = [(p, n) for p, n in definers.get(name, []) if p.startswith(family_dir + "/") and p not in changed]
-        unchanged = [f"{p}:{n}" for p, n in sorted(others)]
+        others = [(p, n) for p, n in definers.get(name, []) if p.startswith(family["dir"] + "/")
+                  and _enclosing_class(classes, p, n) not in owned
+                  and _ancestors(classes, _enclosing_class(classes, p, n)) & shared]
+        ranked_twins = sorted(others, key=lambda twin: (twin[0] not in touched_files, twin))
+        unchanged = [f"{p}:{n}" for p, n in ranked_twins]
         resigned = [e for e in entries if e["signature_changed"]]
         result.append({"family": family_id, "name": name, "changed_in": changed,
                        "signature_changed_in": sorted({e["path"] for e in resigned}), "unchanged_twins": unchanged})
-        touched_files = {diff.path for diff in ws.diffs}
+        methods = [e for e in entries if e["kind"] == "function" and e["change"] == "modified"]
         left_in_touched = [t for t in unchanged if t.rsplit(":", 1)[0] in touched_files]
-        if (resigned and unchanged) or left_in_touched:
-            shown = left_in_touched or unchanged
-            why = ("its signature changes in " + ", ".join(sorted({e["path"] for e in resigned}))
-                   if resigned else f"the PR changes it in {len(changed)} file(s)")
-            where = "in files the PR also edits" if left_in_touched else "elsewhere in the family"
-            flags.append(flag("TWIN-DIVERGES", changed[0], (entries[0]["head"] or entries[0]["base"])["start"],
-                              f"{name} ({family_id}): {why}, but not in {len(shown)} twin(s) {where}: "
-                              + ", ".join(shown[:3]) + (" …" if len(shown) > 3 else "")))
-    return result, flags
+        resigned = [e for e in resigned if e in methods]
+        swept = len({e["path"] for e in methods}) >= 2
+        if not methods or not ((resigned and unchanged) or (swept and left_in_touched)):
+            continue
+        shown = unchanged if resigned else left_in_touched
+        why = ("its signature changes in " + ", ".join(sorted({e["path"] for e in resigned}))
+               if resigned else f"the PR changes it in {len({e['path'] for e in methods})} file(s)")
+        where = "in files the PR also edits" if shown[0].rsplit(":", 1)[0] in touched_files else "elsewhere in the family"
+        entry = methods[0]
+        message = (f"{name} ({family_id}): {why}, but not in {len(shown)} twin(s) of the same contract {where}: "
+                   + ", ".join(shown[:limit]) + (" …" if len(shown) > limit else ""))
+        ranked.append(((not resigned, -len(left_in_touched), -len(methods), entry["path"], name),
+                       flag("TWIN-DIVERGES", entry["path"], entry["head"]["start"], message)))
+    return result, [found for _, found in sorted(ranked, key=lambda item: item[0])[:limit]]
+
+
+CLASS_HEADER = re.compile(r"^class\s+(\w+)\s*(?:\((?P<bases>[^)]*)\))?\s*:", re.M)
+
+
+def _family_classes(ws, dirs):
+    """The top-level classes of the family directories: ``by_path`` {path: [(line, name)]} and
+    ``bases`` {name: [base class names]} (the last dotted part, without subscripts)."""
+    paths = [p for p in ws.head_paths() if p.endswith(".py") and any(p.startswith(d + "/") for d in dirs)]
+    by_path, bases = {}, {}
+    for path, text in ws.reader.read_many(ws.head, paths).items():
+        for match in CLASS_HEADER.finditer(text or ""):
+            names = [re.sub(r"\[.*", "", base, flags=re.S).strip().rsplit(".", 1)[-1]
+                     for base in _split_bases(match.group("bases") or "")]
+            by_path.setdefault(path, []).append((text.count("\n", 0, match.start()) + 1, match.group(1)))
+            bases.setdefault(match.group(1), []).extend(n for n in names if n and "=" not in n)
+    return {"by_path": by_path, "bases": bases}
+
+
+def _split_bases(text):
+    """Top-level comma-separated parts of a base list (commas inside brackets stay)."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += 1 if char in "[(" else -1 if char in "])" else 0
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return parts + [current]
+
+
+def _owner(qualname):
+    return qualname.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+
+
+def _enclosing_class(classes, path, line):
+    before = [name for start, name in classes["by_path"].get(path, []) if start <= line]
+    return before[-1] if before else None
+
+
+def _ancestors(classes, name):
+    """``name`` and every base class name reachable from it through the family's classes."""
+    bases = classes["bases"]
+    seen, stack = set(), [name] if name else []
+    while stack:
+        current = stack.pop()
+        if current not in seen:
+            seen.add(current)
+            stack.extend(bases.get(current, []))
+    return seen
 
 
 def capability_flags(ws, symbols):

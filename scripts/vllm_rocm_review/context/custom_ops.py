@@ -92,13 +92,44 @@ def _mutates(node):
 
 
 def _returned_inputs(function):
-    """Parameters the function returns as they are, or as a view of themselves."""
+    """Parameters the function returns as they are, or as a view of themselves.
+
+    A parameter rebound before the return to anything but a view of an input (``x = torch.empty_like(x)``,
+    ``x = x * 2``) names a fresh tensor there, not the input.
+    """
     params = {arg.arg for arg in function.args.args + function.args.kwonlyargs + function.args.posonlyargs}
+    nodes = list(_own_nodes(function))
+    rebound = {}
+    for node in nodes:
+        for target, value in _bindings(node):
+            if target in params:
+                rebound.setdefault(target, []).append((node.lineno, value is not None and bool(_aliased(value, params))))
     found = set()
-    for node in _own_nodes(function):
+    for node in nodes:
         if isinstance(node, ast.Return) and node.value is not None:
-            found |= _aliased(node.value, params)
+            for name in _aliased(node.value, params):
+                earlier = sorted(binding for binding in rebound.get(name, []) if binding[0] < node.lineno)
+                if not earlier or earlier[-1][1]:
+                    found.add(name)
     return sorted(found)
+
+
+def _bindings(node):
+    """(name, value or None) for each plain name ``node`` rebinds; None when the value is not known
+    (tuple unpacking, loop target, with-as). ``x += y`` is in place: it keeps the input, so it is no rebinding."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, node.value
+            else:
+                yield from ((name.id, None) for name in ast.walk(target) if isinstance(name, ast.Name))
+    elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        yield node.target.id, node.value
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        yield from ((name.id, None) for name in ast.walk(node.target) if isinstance(name, ast.Name))
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        yield from ((name.id, None) for item in node.items if item.optional_vars is not None
+                    for name in ast.walk(item.optional_vars) if isinstance(name, ast.Name))
 
 
 def _own_nodes(function):

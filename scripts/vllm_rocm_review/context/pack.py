@@ -9,6 +9,7 @@ from .env_vars import env_vars
 from .git_reader import CommitReader
 from .git_reader import SourcesReader
 from .git_reader import resolve_git_dir
+from .hazards import hazards
 from .hot_path import hot_path_copies
 from .pinned_upstream import build_pinned_upstream
 from .platform_twins import platform_twins
@@ -96,9 +97,11 @@ def build_pack(document, repo, settings, surface, upstream=None, code_map=None):
     fixes, fix_flags = undone_fixes(ws) if ws.searchable else (None, [])
     platform, platform_flags = platform_twins(ws, symbols) if ws.searchable else (None, [])
     stale, stale_flags = stale_call_sites(ws, symbols) if ws.searchable else (None, [])
+    hazard_flags = hazards(ws)
     section = pinned_upstream(ws, upstream, symbols) if upstream is not None else {"status": UPSTREAM_NOT_COLLECTED}
-    flags = env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + section.get("flags", [])
-    flags += fix_flags + platform_flags + stale_flags
+    flags = (env_flags + ci_flags + op_flags + twin_flags + flags + copy_flags + hazard_flags
+             + section.get("flags", []) + fix_flags + platform_flags + stale_flags)
+    flags = [found for found in flags if found["code"] not in settings["flags_off"]]
     pr = document["pr"]
     pack = {
         "pr": {"number": pr["number"], "title": pr["title"]},

@@ -483,14 +483,17 @@ def _validate_upstream_pins(pins):
 
 CONTEXT_PACK_KEYS = {"twin_families", "capability_name", "env_name", "env_sets", "hot_entry",
                      "accumulator_names", "callers_per_symbol", "readers_per_variable", "ci", "code_map",
-                     "upstream", "undone_fixes", "platform_twins", "stale_call_sites"}
+                     "upstream", "undone_fixes", "platform_twins", "stale_call_sites", "twin_flags_max",
+                     "flags_off", "hazards"}
 CODE_MAP_COUNTS = {"max_lines", "base_in_full_up_to", "diff_context", "twins_with_text", "twin_max_lines",
                    "upstream_max_lines", "hunk_context"}
 UPSTREAM_LIMIT_KEYS = {"max_files", "max_bytes", "kernel_modules_per_definition", "configs_per_definition",
                        "sources_per_op"}
 COMPILED_OP_KEYS = {"repo", "decorator", "build_config", "path_variables"}
-TWIN_FAMILY_KEYS = {"id", "dir", "why"}
-CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "default_working_dir", "working_dirs"}
+HAZARD_KEYS = {"platform_modules", "platform_specific_paths", "widened_guards", "cache_decorators", "stream",
+               "ci_files", "commented_command", "cmake_file", "cuda_only_guard", "bindings_file"}
+TWIN_FAMILY_KEYS = {"id", "dir", "why", "contracts"}
+CI_KEYS = {"amd_files", "mirrored_files", "mirror_key", "mirror_hardwares_key", "default_working_dir", "working_dirs"}
 
 
 def _validate_context_pack(section):
@@ -504,6 +507,9 @@ def _validate_context_pack(section):
         here = f"{where}.twin_families[{index}]"
         if _is_entry(family, here, TWIN_FAMILY_KEYS, set(), problems):
             problems += _id_problems(here, family["id"], seen) + _path_problems(here, "dir", family["dir"])
+            if not isinstance(family["contracts"], list) or not all(
+                    isinstance(name, str) and IDENTIFIER.match(name) for name in family["contracts"]):
+                problems.append(f"{here}.contracts must be a list of class names")
     if not isinstance(section["twin_families"], list):
         problems.append(f"{where}.twin_families must be a list")
     for key in ("capability_name", "env_name", "hot_entry", "accumulator_names"):
@@ -515,10 +521,21 @@ def _validate_context_pack(section):
             if isinstance(entry["pattern"], str) and not all(
                     group in entry["pattern"] for group in ("(?P<name>", "(?P<value>")):
                 problems.append(f"{here}.pattern must capture (?P<name>...) and (?P<value>...)")
-    for key in ("callers_per_symbol", "readers_per_variable"):
+    if not isinstance(section["flags_off"], list) or not all(isinstance(code, str) for code in section["flags_off"]):
+        problems.append(f"{where}.flags_off must be a list of flag codes")
+    for key in ("callers_per_symbol", "readers_per_variable", "twin_flags_max"):
         if not isinstance(section[key], int) or section[key] < 1:
             problems.append(f"{where}.{key} must be a positive integer")
     problems += _pack_facts_problems(where, section)
+    hazards = section["hazards"]
+    if _is_entry(hazards, f"{where}.hazards", HAZARD_KEYS, set(), problems):
+        for key in ("commented_command", "cuda_only_guard"):
+            problems += _pattern_problems(f"{where}.hazards", hazards[key], key)
+        if not isinstance(hazards["widened_guards"], dict) or not all(
+                isinstance(narrower, list) for narrower in hazards["widened_guards"].values()):
+            problems.append(f"{where}.hazards.widened_guards must map a guard to the list of guards it widens")
+        if not isinstance(hazards["stream"], dict) or {"call", "helper", "helper_modules"} - hazards["stream"].keys():
+            problems.append(f"{where}.hazards.stream needs call, helper and helper_modules")
     ci = section["ci"]
     if _is_entry(ci, f"{where}.ci", CI_KEYS, set(), problems):
         if not isinstance(ci["working_dirs"], dict) or ci["default_working_dir"] not in ci["working_dirs"]:
