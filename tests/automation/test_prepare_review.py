@@ -116,9 +116,11 @@ def test_one_call_writes_every_file_and_a_brief_within_the_cap(env, monkeypatch,
     clone = env / "clone"
     code, out, err = run(replica, capsys, outputs, "--repo", clone)
     assert code == 0, err
-    assert files_in(outputs) == ["pr-7-brief.md", "pr-7-context.json", "pr-7-context.md", "pr-7-triage.txt", "pr-7.json"]
+    assert files_in(outputs) == ["pr-7-brief.md", "pr-7-code.md", "pr-7-context.json", "pr-7-context.md",
+                                 "pr-7-triage.txt", "pr-7.json"]
     brief = (outputs / "pr-7-brief.md").read_text(encoding="utf-8")
     assert out == brief and len(brief.splitlines()) <= MAX_LINES
+    assert "pr-7-code.md: " in brief
     assert "prepare: building the context pack" in err and "prepare: triage" in err
 
     document = json.loads((outputs / "pr-7.json").read_text())
@@ -129,7 +131,7 @@ def test_one_call_writes_every_file_and_a_brief_within_the_cap(env, monkeypatch,
     again.mkdir()
     assert context_pack.main([str(outputs / "pr-7.json"), "--output", str(again / "pr-7-context.md"),
                               "--api-url", replica.api_url]) == 0
-    for name in ("pr-7-context.md", "pr-7-context.json"):
+    for name in ("pr-7-context.md", "pr-7-context.json", "pr-7-code.md"):
         written_again = (again / name).read_text(encoding="utf-8").replace(str(again), str(outputs))
         assert written_again == (outputs / name).read_text(encoding="utf-8")
     capsys.readouterr()
@@ -203,7 +205,7 @@ def test_sources_mode_downloads_the_head_files(env, monkeypatch, replica, capsys
     code, brief, err = run(replica, capsys, outputs, "--sources")
     assert code == 0, err
     assert sorted(f for f in files_in(outputs) if not f.startswith("pr-7-src/")) == [
-        "pr-7-brief.md", "pr-7-context.json", "pr-7-context.md", "pr-7-triage.txt", "pr-7.json"]
+        "pr-7-brief.md", "pr-7-code.md", "pr-7-context.json", "pr-7-context.md", "pr-7-triage.txt", "pr-7.json"]
     assert (outputs / "pr-7-src" / "vllm" / "nested.py").read_text() == head_files["vllm/nested.py"]
     assert json.loads((outputs / "pr-7-context.json").read_text())["meta"]["mode"] == "sources"
     assert f"head 版本在 {(outputs / 'pr-7-src').as_posix()}/<path>" in brief

@@ -57,6 +57,7 @@ PHRASES = {
         "files": "其余文件（需要时再读）：",
         "pack_md": "上下文包摘要：在读代码之前读（调用点、孪生实现、环境变量、pin 住的 AITER/mori 代码、CI 覆盖）",
         "pack_json": "上下文包全部内容",
+        "code_map": "代码图：改动的函数（head 与 base）、调用行、孪生实现、pin 住的上游定义；探索与每个 lens 从这里开始",
         "triage": "triage 摘要（本 brief 的来源）",
         "pr_json": "PR 文档（正文、评论、review、CI）",
         "clone": "代码：clone {path}，head {head}，base {base}（git -C {path} show {head}:<path>）",
@@ -108,6 +109,8 @@ PHRASES = {
         "files": "Everything else (read when needed):",
         "pack_md": "context pack digest: read before the code (callers, twins, env vars, pinned AITER/mori code, CI coverage)",
         "pack_json": "context pack, everything",
+        "code_map": "code map: changed functions at head and base, call lines, twins, pinned upstream definitions; "
+                    "exploring and every lens start here",
         "triage": "triage digest (this brief's source)",
         "pr_json": "PR document (body, comments, reviews, CI)",
         "clone": "code: clone {path}, head {head}, base {base} (git -C {path} show {head}:<path>)",
@@ -328,6 +331,8 @@ def _files(document, paths, say):
              f"- {paths['pack_json']}: {say['pack_json']}",
              f"- {paths['triage']}: {say['triage']}",
              f"- {paths['pr_json']}: {say['pr_json']}"]
+    if paths.get("code_map"):
+        lines.append(f"- {paths['code_map']}: {say['code_map']}")
     if checkout:
         lines.append("- " + say["clone"].format(path=checkout["path"], head=checkout["head_sha"][:12],
                                                 base=(checkout.get("merge_base") or checkout["base_sha"])[:12]))

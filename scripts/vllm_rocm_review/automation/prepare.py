@@ -14,6 +14,7 @@ from pathlib import Path
 from ..context.digest import render_digest as render_pack_digest
 from ..context.git_reader import GitReadError
 from ..context.pack import PackError
+from ..context.code_map import CodeMap
 from ..context.pack import build_pack
 from ..core.atomic_io import write_atomic
 from ..core.catalog import CatalogError
@@ -86,6 +87,7 @@ def output_paths(number, output_dir):
         return (root / f"pr-{number}{suffix}").as_posix()
 
     return {"pr_json": at(".json"), "pack_md": at("-context.md"), "pack_json": at("-context.json"),
+            "code_map": at("-code.md"),
             "triage": at("-triage.txt"), "brief": at("-brief.md"), "review": at("-review.md"),
             "validated": at("-validated.json"), "findings": at("-findings.json"), "sources_dir": at("-src"),
             "upstream_dir": at("-upstream"), "example": bundle_relative(EXAMPLE_REPORT)}
@@ -115,17 +117,19 @@ def fetch(client, ref, options, paths, token_source):
 
 
 def build_context(document, references, client, paths):
-    """The context pack (JSON-shaped, as triage_pr.py --context reads it) and its digest."""
+    """The context pack (JSON-shaped, as triage_pr.py --context reads it), its digest and the code map."""
     upstream = {"client": client, "cache_dir": default_cache_dir() / "upstream",
                 "save_root": Path(paths["upstream_dir"]), "offline": False}
+    settings = references.surface["context_pack"]
+    code_map = CodeMap(paths["code_map"], settings["code_map"]["max_lines"]) if settings["code_map"]["max_lines"] else None
     try:
-        pack = build_pack(document, None, references.surface["context_pack"], references.surface, upstream)
+        pack = build_pack(document, None, settings, references.surface, upstream, code_map)
     except PackError as exc:
         raise InputError(f"context pack: {exc}; no review file written") from None
     except GitReadError as exc:
         raise InputError(f"context pack: {exc}; pass --repo a vLLM clone that holds the PR's commits") from None
     data = json.dumps(pack, ensure_ascii=False, indent=1) + "\n"
-    return json.loads(data), data, render_pack_digest(pack, Path(paths["pack_json"]).name)
+    return json.loads(data), data, render_pack_digest(pack, Path(paths["pack_json"]).name), code_map
 
 
 def run_triage(document, references, pack, options):
@@ -158,16 +162,19 @@ def prepare(client, ref, options, token_source, references, progress):
                                                      f" with sources into {paths['sources_dir']}"))
     document = fetch(client, ref, options, paths, token_source)
     progress("building the context pack")
-    pack, pack_data, pack_digest = build_context(document, references, client, paths)
+    pack, pack_data, pack_digest, code_map = build_context(document, references, client, paths)
     progress("triage")
     result = run_triage(document, references, pack, options)
     max_days = references.config.checks["version_skew"]["max_days"]
     skew = version_skew(references.catalog, max_days, document, plan_anchors(result)) if max_days else None
     brief_paths = {**paths, "sources": paths["sources_dir"] if "sources" in document["meta"] else None,
+                   "code_map": paths["code_map"] if code_map is not None else None,
                    "upstream": paths["upstream_dir"] if Path(paths["upstream_dir"]).is_dir() else None}
     kinds = {entry["filename"]: references.config.file_kinds(entry["filename"]) for entry in document["files"]}
     brief = render_brief(document, result, pack, brief_paths, references.lenses_text, skew, kinds, options.lang)
     write_atomic(paths["pr_json"], dump_json(document))
+    if code_map is not None:
+        write_atomic(paths["code_map"], code_map.text)
     write_atomic(paths["pack_json"], pack_data)
     write_atomic(paths["pack_md"], pack_digest)
     write_atomic(paths["triage"], render_triage_digest(result))
