@@ -8,6 +8,7 @@ from; the replica serves the PR's REST answers (and, for --sources, the head fil
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -274,3 +275,17 @@ def test_repo_and_sources_exclude_each_other(replica, capsys, env, outputs):
 def test_a_missing_output_directory_costs_no_request(replica, capsys, env):
     code, out, err = run(replica, capsys, env / "absent", "--sources")
     assert code == 1 and "does not exist" in err and replica.log == []
+
+
+def test_the_lenses_and_the_writers_name_one_code_map_path(env, monkeypatch, replica, capsys, outputs):
+    """triage's lens lines point sub-agents at the file that prepare_review.py and context_pack.py write."""
+    from vllm_rocm_review.automation.prepare import output_paths
+    from vllm_rocm_review.triage.lenses import code_map_path
+
+    assert output_paths(NUMBER, "outputs")["code_map"] == code_map_path(NUMBER)
+    served(env, monkeypatch, replica)
+    assert run(replica, capsys, outputs, "--repo", env / "clone")[0] == 0
+    again = env / "again"
+    again.mkdir()
+    assert context_pack.main([str(outputs / "pr-7.json"), "--output", str(again / "pr-7-context.md"), "--offline"]) == 0
+    assert (again / Path(code_map_path(NUMBER)).name).is_file()
