@@ -11,6 +11,7 @@ a file that defines or names its class. Test, doc and example code is left out.
 import ast
 import re
 
+from .symbols import signature_arguments
 from .workspace import flag
 from .workspace import is_product_code
 
@@ -81,11 +82,8 @@ def _target(entry):
 
 def _parameters(signature):
     """{"positional": [names], "defaults": {name: default text or None}} of a ``def`` signature."""
-    try:
-        node = ast.parse(signature + ": pass").body[0]
-    except SyntaxError:
-        return None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    node = signature_arguments(signature)
+    if node is None:
         return None
     args = node.args
     positional = [arg.arg for arg in args.posonlyargs + args.args]
@@ -190,7 +188,7 @@ def _removed_calls(diffs, names):
     for diff in diffs:
         for _, text in diff.removed:
             for name in names:
-                if re.search(rf"\b{re.escape(name)}\s*\(", text) and not re.match(rf"\s*(async\s+)?def\s", text):
+                if re.search(rf"\b{re.escape(name)}\s*\(", text) and not re.match(r"\s*(async\s+)?def\s", text):
                     found.add((diff.path, name))
     return found
 

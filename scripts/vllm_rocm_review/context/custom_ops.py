@@ -3,6 +3,7 @@
 import ast
 import re
 
+from .symbols import own_nodes
 from .workspace import flag
 
 REGISTRATION = re.compile(r"\b(direct_register_custom_op|custom_op)\b")
@@ -98,7 +99,7 @@ def _returned_inputs(function):
     ``x = x * 2``) names a fresh tensor there, not the input.
     """
     params = {arg.arg for arg in function.args.args + function.args.kwonlyargs + function.args.posonlyargs}
-    nodes = list(_own_nodes(function))
+    nodes = list(own_nodes(function))
     rebound = {}
     for node in nodes:
         for target, value in _bindings(node):
@@ -131,15 +132,6 @@ def _bindings(node):
         yield from ((name.id, None) for item in node.items if item.optional_vars is not None
                     for name in ast.walk(item.optional_vars) if isinstance(name, ast.Name))
 
-
-def _own_nodes(function):
-    """Nodes of ``function``'s body, not of functions nested in it."""
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
 
 
 def _aliased(expr, params):

@@ -3,6 +3,7 @@
 import ast
 
 from .pinned_upstream import render_pinned_upstream
+from .symbols import signature_arguments
 
 DEFAULT_MAX_LINES = 150
 COMMON_NAME_SITES = 60
@@ -84,11 +85,8 @@ def _symbol(entry):
 
 def _parameters(signature):
     """The parameter texts and return annotation of a ``def`` signature, or None for anything else."""
-    try:
-        node = ast.parse(signature + ": pass").body[0]
-    except SyntaxError:
-        return None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    node = signature_arguments(signature)
+    if node is None:
         return None
     args = node.args
     positional = args.posonlyargs + args.args

@@ -9,6 +9,7 @@ that makes a source CUDA-only) live in ``context_pack.hazards`` of rocm-surface.
 import ast
 import re
 
+from .symbols import own_nodes
 from .workspace import flag
 from .workspace import is_product_code
 from .workspace import matches_any
@@ -57,7 +58,7 @@ def optional_dereferences(path, tree, lines):
         local = {text for node in ast.walk(function) for text in _none_checked(node) | _truth_tested(node)}
         local |= {ast.unparse(target) for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AnnAssign))
                   for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
-        for node in _own_nodes(function):
+        for node in own_nodes(function):
             base = _dereferenced(node)
             if base is None or node.lineno not in lines:
                 continue
@@ -121,16 +122,6 @@ def _functions_holding(tree, lines):
                     if current is None or node.lineno >= current.lineno:
                         holders[line] = node
     return list({id(node): node for node in holders.values()}.values())
-
-
-def _own_nodes(function):
-    """Nodes of ``function``'s body, not of functions or classes nested in it."""
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)))
 
 
 # --- (b) GUARD-WIDENED -------------------------------------------------------------------------
@@ -225,7 +216,7 @@ def nested_caches(path, tree, lines, settings):
     for outer in ast.walk(tree):
         if not isinstance(outer, FUNCTIONS):
             continue
-        for inner in _own_nodes(outer):
+        for inner in own_nodes(outer):
             if not isinstance(inner, FUNCTIONS):
                 continue
             for decorator in inner.decorator_list:

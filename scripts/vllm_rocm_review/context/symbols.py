@@ -80,3 +80,22 @@ def touched(defs, lines):
 
 def span(path, definition):
     return f"{path}:{definition.start}-{definition.end}"
+
+
+def signature_arguments(signature):
+    """The ``ast.arguments`` of a ``def`` signature line, or None when it is not one."""
+    try:
+        node = ast.parse(signature + ": pass").body[0]
+    except SyntaxError:
+        return None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def own_nodes(function):
+    """Nodes of ``function``'s body, not of the functions, lambdas or classes nested in it."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
