@@ -253,6 +253,16 @@ def commit(root, message):
     return git(root, "rev-parse", "HEAD").strip()
 
 
+def two_commit_pr(root, base_files, head_files, number):
+    """The PR document of a new repository at ``root``: ``base_files`` committed, then ``head_files`` on top."""
+    git(root, "init", "-q")
+    write_files(root, base_files)
+    base = commit(root, "base")
+    write_files(root, head_files)
+    head = commit(root, "the PR")
+    return pr_document(root, base, head, number)
+
+
 @pytest.fixture(scope="session")
 def small_repo(tmp_path_factory):
     """(work tree, base sha, head sha): base, an unrelated commit, then the PR's head commit with a rename."""

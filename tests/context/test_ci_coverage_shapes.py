@@ -4,10 +4,7 @@ a test as `tests/...`, as a bare directory after pytest, or exclude it with --ig
 
 import pytest
 
-from context_repo import commit
-from context_repo import write_files
-from git_pr import git
-from git_pr import pr_document
+from context_repo import two_commit_pr
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.core.surface import load_surface
 
@@ -47,13 +44,9 @@ PIPELINES = {
 
 @pytest.fixture(scope="module")
 def coverage(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ci-shapes")
-    git(root, "init", "-q")
-    write_files(root, PIPELINES)
-    base = commit(root, "base")
-    write_files(root, {path: "def test_it():\n    assert True\n" for path in TESTS})
-    head = commit(root, "tests")
-    return build_pack(pr_document(root, base, head, 7200), None, SURFACE["context_pack"], SURFACE)["ci_coverage"]
+    tests = {path: "def test_it():\n    assert True\n" for path in TESTS}
+    document = two_commit_pr(tmp_path_factory.mktemp("ci-shapes"), PIPELINES, tests, 7200)
+    return build_pack(document, None, SURFACE["context_pack"], SURFACE)["ci_coverage"]
 
 
 def test_bare_directory_after_pytest_covers_its_tests(coverage):

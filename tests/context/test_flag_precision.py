@@ -4,10 +4,7 @@ flag must still catch."""
 
 import pytest
 
-from context_repo import commit
-from context_repo import write_files
-from git_pr import git
-from git_pr import pr_document
+from context_repo import two_commit_pr
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.core.surface import load_surface
 
@@ -180,13 +177,8 @@ HEAD = {
 
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory):
-    root = tmp_path_factory.mktemp("precision")
-    git(root, "init", "-q")
-    write_files(root, BASE)
-    base = commit(root, "base")
-    write_files(root, HEAD)
-    head = commit(root, "the PR")
-    return build_pack(pr_document(root, base, head, 7100), None, SURFACE["context_pack"], SURFACE)
+    return build_pack(two_commit_pr(tmp_path_factory.mktemp("precision"), BASE, HEAD, 7100), None,
+                      SURFACE["context_pack"], SURFACE)
 
 
 def flagged(pack, code):
@@ -208,18 +200,14 @@ def test_hot_path_flags_only_a_real_copy(pack):
 
 
 def test_moved_allocation_is_not_new(tmp_path):
-    root = tmp_path
-    git(root, "init", "-q")
-    write_files(root, {"vllm/layers/mixer.py": BASE["vllm/layers/mixer.py"]})
-    base = commit(root, "base")
-    write_files(root, {"vllm/layers/mixer.py": BASE["vllm/layers/mixer.py"].replace(
+    mixer = "vllm/layers/mixer.py"
+    document = two_commit_pr(tmp_path, {mixer: BASE[mixer]}, {mixer: BASE[mixer].replace(
         '''                if x.dim() == 3:
                     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
                     return torch.matmul(x, w, out=out)
                 return torch.matmul(x, w)''', '''                out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-                return torch.matmul(x, w, out=out)''')})
-    head = commit(root, "unconditional output buffer")
-    result = build_pack(pr_document(root, base, head, 7101), None, SURFACE["context_pack"], SURFACE)
+                return torch.matmul(x, w, out=out)''')}, 7101)
+    result = build_pack(document, None, SURFACE["context_pack"], SURFACE)
     assert result["hot_path_copies"] == [] and result["flags"] == []
 
 
@@ -246,14 +234,9 @@ def test_twin_flags_are_capped_and_ranked(tmp_path):
             def apply(self, output, hidden_states):
                 output.copy_(hidden_states)
         ''' for index in range(12)}
-    root = tmp_path
-    git(root, "init", "-q")
-    write_files(root, experts)
-    base = commit(root, "base")
-    write_files(root, {f"{MOE}/expert_00.py": experts[f"{MOE}/expert_00.py"].replace(
-        "def apply(self, output, hidden_states):", "def apply(self, output, hidden_states, scale=None):")})
-    head = commit(root, "one expert grows a parameter")
-    result = build_pack(pr_document(root, base, head, 7102), None, SURFACE["context_pack"], SURFACE)
+    grown = {f"{MOE}/expert_00.py": experts[f"{MOE}/expert_00.py"].replace(
+        "def apply(self, output, hidden_states):", "def apply(self, output, hidden_states, scale=None):")}
+    result = build_pack(two_commit_pr(tmp_path, experts, grown, 7102), None, SURFACE["context_pack"], SURFACE)
     [found] = [f for f in result["flags"] if f["code"] == "TWIN-DIVERGES"]
     assert "its signature changes in" in found["message"] and "not in 11 twin(s)" in found["message"]
     named = found["message"].rsplit(": ", 1)[1].split(", ")

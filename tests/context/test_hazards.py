@@ -3,10 +3,7 @@ nearby shape it must leave alone, in one small repository the test builds."""
 
 import pytest
 
-from context_repo import commit
-from context_repo import write_files
-from git_pr import git
-from git_pr import pr_document
+from context_repo import two_commit_pr
 from vllm_rocm_review.context.pack import build_pack
 from vllm_rocm_review.core.surface import load_surface
 
@@ -160,13 +157,7 @@ HEAD = {
 
 @pytest.fixture(scope="module")
 def flags(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hazards")
-    git(root, "init", "-q")
-    write_files(root, BASE)
-    base = commit(root, "base")
-    write_files(root, HEAD)
-    head = commit(root, "the PR")
-    pack = build_pack(pr_document(root, base, head, 7300), None, EVERY_CODE, SURFACE)
+    pack = build_pack(two_commit_pr(tmp_path_factory.mktemp("hazards"), BASE, HEAD, 7300), None, EVERY_CODE, SURFACE)
     found = {}
     for entry in pack["flags"]:
         found.setdefault(entry["code"], []).append((entry["path"], entry["line"]))

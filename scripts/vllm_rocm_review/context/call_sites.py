@@ -11,6 +11,7 @@ a file that defines or names its class. Test, doc and example code is left out.
 import ast
 import re
 
+from .symbols import parse_python
 from .symbols import signature_arguments
 from .workspace import flag
 from .workspace import is_product_code
@@ -34,7 +35,7 @@ def stale_call_sites(ws, symbols):
 
     def module(path):
         if path not in modules:
-            modules[path] = _Module(ws.head_trees.get(path) or _parse(texts[path]), texts[path])
+            modules[path] = _Module(ws.head_trees.get(path) or parse_python(texts[path]), texts[path])
         return modules[path]
 
     added = ws.added_lines()
@@ -92,13 +93,6 @@ def _parameters(signature):
     defaults.update({arg.arg: ast.unparse(value) if value is not None else None
                      for arg, value in zip(args.kwonlyargs, args.kw_defaults)})
     return {"positional": positional, "defaults": defaults}
-
-
-def _parse(text):
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _may_call(target, path, text):

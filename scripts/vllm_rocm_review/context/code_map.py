@@ -418,10 +418,7 @@ def _saved_definition(saved, line):
         text = Path(saved).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = sym.parse_python(text)
     source = text.split("\n")
     node = next((n for n in ast.walk(tree) if getattr(n, "lineno", None) == line and hasattr(n, "end_lineno")
                  and isinstance(n, ast.stmt)), None) if tree else None

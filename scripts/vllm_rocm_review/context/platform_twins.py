@@ -9,6 +9,7 @@ are not steps (logging, builtins), are left out so only platform-neutral differe
 import ast
 import re
 
+from .symbols import parse_python
 from .workspace import flag
 
 
@@ -30,7 +31,7 @@ def platform_twins(ws, symbols):
     if not changed:
         return [], []
     twin_paths = sorted({twin for _, _, twin, _ in changed})
-    twin_trees = {path: _parse(text) for path, text in ws.reader.read_many(ws.head, twin_paths).items() if text}
+    twin_trees = {path: parse_python(text) for path, text in ws.reader.read_many(ws.head, twin_paths).items() if text}
     added = ws.added_lines()
     entries, flags = [], []
     for path, node, twin_path, before in changed:
@@ -100,7 +101,7 @@ def _changed_methods(ws, symbols, pairs):
         if node is not None:
             base_path = entry["base_path"]
             if base_path not in base_trees:
-                base_trees[base_path] = _parse(ws.base_texts.get(base_path) or "")
+                base_trees[base_path] = parse_python(ws.base_texts.get(base_path) or "")
             before = _methods(base_trees[base_path], parts[0]).get(parts[1])
             found[(entry["path"], node.name)] = (entry["path"], node, twin_of[entry["path"]], before)
     return [found[key] for key in sorted(found)]
@@ -118,13 +119,6 @@ def _methods(tree, owner=None, every=False):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     methods.setdefault(node.name, node)
     return methods
-
-
-def _parse(text):
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _steps(method, vendor, ignored):

@@ -20,6 +20,8 @@ surface's ``context_pack.upstream``).
 import ast
 from dataclasses import dataclass
 
+from .symbols import parse_python
+
 MAX_WRAPPER_DEPTH = 4
 ADDED = "added"
 CHANGED = "changed call"
@@ -313,9 +315,5 @@ class Wrappers:
 
 
 def parse(text):
-    if not text:
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+    """The module's AST; None for a missing, empty or unparsable file."""
+    return parse_python(text) if text else None
